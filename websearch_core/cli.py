@@ -1,0 +1,72 @@
+"""``websearch search QUERY``: the menu a model would read, or JSON.
+
+Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request
+or configuration, 1 for a provider failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from websearch_core.errors import ProviderError, WebSearchError
+from websearch_core.models import MAX_COUNT
+from websearch_core.providers import PROVIDERS
+from websearch_core.session import WebSearch
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="websearch", description="Web search for LLM agents: prints what the model reads."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    search = commands.add_parser("search", help="search the web and print the result menu")
+    search.add_argument("query", nargs="+", help="the words to search for")
+    search.add_argument(
+        "--provider",
+        choices=["auto", *PROVIDERS],
+        default=None,
+        help="pin a provider (default: WEBSEARCH_PROVIDER, else auto)",
+    )
+    search.add_argument("--count", type=int, default=5, help=f"results, 1 to {MAX_COUNT}")
+    search.add_argument("--site", help="only results from this domain, e.g. docs.python.org")
+    search.add_argument("--exclude", action="append", default=[], help="leave out this domain")
+    search.add_argument("--freshness", choices=["day", "week", "month", "year"])
+    search.add_argument("--answer", action="store_true", help="ask for a synthesised answer")
+    search.add_argument("--json", action="store_true", help="print the structured response")
+    commands.add_parser("providers", help="list configured providers and what the others need")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        with WebSearch(args.provider if args.command == "search" else None) as ws:
+            if args.command == "providers":
+                for name in ws.providers:
+                    print(f"{name}: configured")
+                for name, missing in ws.unconfigured.items():
+                    print(f"{name}: not configured ({missing})")
+                return 0
+            response = ws.search(
+                " ".join(args.query),
+                count=args.count,
+                site=args.site,
+                exclude_domains=args.exclude,
+                freshness=args.freshness,
+                include_answer=args.answer,
+            )
+    except WebSearchError as exc:
+        print(f"websearch: error: {exc}", file=sys.stderr)
+        return 1 if isinstance(exc, ProviderError) else 2
+    except KeyboardInterrupt:
+        return 130
+    print(response.model_dump_json(indent=2) if args.json else response.render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Every failure websearch-pack can raise, in one place.
+
+The tree::
+
+    WebSearchError                      base; ``str(err)`` is a message a model can act on
+    ├── ConfigurationError              the host application configured something wrong
+    │   └── ProviderNotConfiguredError  the chosen provider has no key / URL / package
+    ├── InvalidRequestError             the request itself is wrong (also a ``ValueError``)
+    │   └── UnsupportedOptionError      the provider cannot honour an option; nothing was sent
+    └── ProviderError                   the provider was asked and the answer was a failure
+        ├── AuthenticationError         the key was refused (401/403)
+        ├── RateLimitedError            429 after one retry (``retry_after``), or quota spent
+        ├── ProviderUnavailableError    5xx after one retry, timeout or network failure
+        └── ProviderResponseError       the provider answered something we cannot use
+
+Every message says what happened and what to do next, because the reader is usually a model
+deciding its next step. No message, ``repr`` or attribute ever carries a credential: errors
+are built from status codes, provider names and our own words, never from request headers.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthenticationError",
+    "ConfigurationError",
+    "InvalidRequestError",
+    "ProviderError",
+    "ProviderNotConfiguredError",
+    "ProviderResponseError",
+    "ProviderUnavailableError",
+    "RateLimitedError",
+    "UnsupportedOptionError",
+    "WebSearchError",
+]
+
+
+class WebSearchError(Exception):
+    """Base of every error the package raises."""
+
+    #: Whether trying the same call again later may succeed.
+    retryable: bool = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class ConfigurationError(WebSearchError):
+    """The host application's configuration is wrong; the model cannot fix this itself."""
+
+
+class ProviderNotConfiguredError(ConfigurationError):
+    """A provider was requested that has no credential, URL or installed package."""
+
+    def __init__(self, provider: str, missing: str) -> None:
+        super().__init__(f"search provider {provider!r} is not configured: {missing}")
+        self.provider = provider
+        self.missing = missing
+
+
+class InvalidRequestError(WebSearchError, ValueError):
+    """The request is malformed; change the arguments and try again."""
+
+
+class UnsupportedOptionError(InvalidRequestError):
+    """A pinned provider cannot honour an option. Raised before any request is sent."""
+
+    def __init__(
+        self,
+        provider: str,
+        options: list[str],
+        alternatives: list[str],
+        *,
+        detail: str | None = None,
+    ) -> None:
+        names = ", ".join(options)
+        if provider == "auto":
+            message = f"no configured provider honours {names} together: drop an option"
+        elif alternatives:
+            message = (
+                f"provider {provider!r} cannot honour {names}: use "
+                f"provider={alternatives[0]!r} (or 'auto'), or drop the option"
+            )
+        else:
+            message = f"provider {provider!r} cannot honour {names}: drop the option"
+        super().__init__(f"{message} ({detail})" if detail else message)
+        self.provider = provider
+        self.options = options
+        self.alternatives = alternatives
+
+
+class ProviderError(WebSearchError):
+    """The provider was asked and answered with a failure."""
+
+    def __init__(self, provider: str, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.provider = provider
+        self.status = status
+
+
+class AuthenticationError(ProviderError):
+    """The provider refused the credential."""
+
+    def __init__(self, provider: str, status: int | None = None) -> None:
+        super().__init__(
+            provider,
+            f"{provider} refused the API key (HTTP {status}): the host application must set "
+            "a valid key; retrying will not help",
+            status=status,
+        )
+
+
+class RateLimitedError(ProviderError):
+    """The provider is rate limiting us even after one retry, or the plan's quota is spent."""
+
+    retryable = True
+
+    def __init__(self, provider: str, retry_after: float | None, *, quota: bool = False) -> None:
+        if quota:
+            message = (
+                f"{provider}'s usage quota is exhausted: searching again will not help until "
+                "the host application raises the plan; answer from what you already have"
+            )
+        else:
+            wait = f"wait {retry_after:g} s before searching again" if retry_after else "wait"
+            message = (
+                f"{provider} is rate limiting searches (HTTP 429): {wait}, "
+                "or answer from what you already have"
+            )
+        super().__init__(provider, message, status=None if quota else 429)
+        self.retry_after = retry_after
+        self.quota = quota
+        self.retryable = not quota
+
+
+class ProviderUnavailableError(ProviderError):
+    """The provider is down, slow or unreachable, even after one retry."""
+
+    retryable = True
+
+    def __init__(self, provider: str, reason: str, *, status: int | None = None) -> None:
+        super().__init__(
+            provider,
+            f"{provider} is unavailable ({reason}): try again later or use another provider",
+            status=status,
+        )
+
+
+class ProviderResponseError(ProviderError):
+    """The provider answered, but not with anything usable."""

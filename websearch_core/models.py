@@ -1,0 +1,172 @@
+"""The data that crosses the core's boundary: what is asked, what comes back."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from websearch_core.domains import normalise_domain
+
+__all__ = [
+    "MAX_COUNT",
+    "EngineOutcome",
+    "Freshness",
+    "SafeSearch",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+]
+
+#: A result list is a menu, not a document: ten entries is already more than a model reads.
+MAX_COUNT = 10
+DEFAULT_COUNT = 5
+#: Long enough for a question pasted with its error message, short enough for every provider.
+MAX_QUERY_CHARS = 400
+#: Two lines of snippet: enough to choose a link, never enough to write code against.
+MAX_SNIPPET_CHARS = 240
+MAX_TITLE_CHARS = 160
+
+Freshness = Literal["day", "week", "month", "year"]
+SafeSearch = Literal["off", "moderate", "strict"]
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class SearchRequest(BaseModel):
+    """One search as asked. Validation turns bad input into errors that say what to change."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    count: int = Field(default=DEFAULT_COUNT, ge=1, le=MAX_COUNT)
+    page: int = Field(default=1, ge=1, le=10)
+    include_domains: tuple[str, ...] = ()
+    exclude_domains: tuple[str, ...] = ()
+    freshness: Freshness | None = None
+    date_from: dt.date | None = None
+    date_to: dt.date | None = None
+    include_answer: bool = False
+    country: str | None = Field(default=None, description="ISO 3166-1 alpha-2, e.g. 'us'")
+    language: str | None = Field(default=None, description="ISO 639-1, e.g. 'en'")
+    safesearch: SafeSearch | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _query_has_words(cls, value: str) -> str:
+        flat = " ".join(value.split())
+        if not flat:
+            raise ValueError("the query is blank: write the words to search for")
+        return flat
+
+    @field_validator("include_domains", "exclude_domains", mode="before")
+    @classmethod
+    def _normalise_domains(cls, value: object) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+        domains: list[str] = []
+        for item in items:
+            domain = normalise_domain(str(item))
+            if domain not in domains:
+                domains.append(domain)
+        return tuple(domains)
+
+    @field_validator("country", "language")
+    @classmethod
+    def _two_letters(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        code = value.strip().lower()
+        if len(code) != 2 or not code.isascii() or not code.isalpha():
+            raise ValueError(f"expected a two-letter code such as 'us' or 'en', got {value!r}")
+        return code
+
+    @model_validator(mode="after")
+    def _dates_make_sense(self) -> SearchRequest:
+        if self.freshness and (self.date_from or self.date_to):
+            raise ValueError("give either freshness or a date range, not both")
+        if self.date_from and self.date_to and self.date_from > self.date_to:
+            raise ValueError("date_from is after date_to: swap them")
+        overlap = set(self.include_domains) & set(self.exclude_domains)
+        if overlap:
+            raise ValueError(f"{sorted(overlap)} is both included and excluded: pick one")
+        return self
+
+    def options_used(self) -> list[str]:
+        """The names of the optional filters this request asks for (count is always honoured)."""
+        used = {
+            "include_domains": bool(self.include_domains),
+            "exclude_domains": bool(self.exclude_domains),
+            "freshness": self.freshness is not None,
+            "date_range": bool(self.date_from or self.date_to),
+            "include_answer": self.include_answer,
+            "country": self.country is not None,
+            "language": self.language is not None,
+            "safesearch": self.safesearch is not None,
+            "page": self.page > 1,
+        }
+        return [name for name, on in used.items() if on]
+
+
+class SearchResult(BaseModel):
+    """One entry of the menu."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rank: int
+    title: str
+    url: str
+    snippet: str = ""
+    published: str | None = None
+    engine: str | None = None
+
+    @field_validator("title")
+    @classmethod
+    def _cap_title(cls, value: str) -> str:
+        return _one_line(value, MAX_TITLE_CHARS)
+
+    @field_validator("snippet")
+    @classmethod
+    def _cap_snippet(cls, value: str) -> str:
+        return _one_line(value, MAX_SNIPPET_CHARS)
+
+
+class EngineOutcome(BaseModel):
+    """How one engine behind a provider fared: a failing engine is visible, never calm.
+
+    ``answered``: it returned usable results; ``blind``: it answered with nothing usable;
+    ``down``: it failed (``error`` says how).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    engine: str
+    status: Literal["answered", "blind", "down"]
+    results: int = 0
+    error: str | None = None
+
+
+class SearchResponse(BaseModel):
+    """What a search returned, plus which provider ran and how its engines fared."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    provider: str
+    results: list[SearchResult]
+    answer: str | None = None
+    sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
+    outcomes: list[EngineOutcome] = Field(default_factory=list)
+    from_memo: bool = False
+    elapsed_ms: float = 0.0
+
+    def render(self) -> str:
+        """Exactly the text the model reads."""
+        from websearch_core.render import render_search
+
+        return render_search(self)

@@ -1,0 +1,147 @@
+"""What a provider is: a name, what it honours, and two pure functions.
+
+An HTTP provider builds an ``httpx.Request`` and decodes an ``httpx.Response``; the session
+sends it, sync or async, through one retry and timeout path (``websearch_core.http``). A
+provider backed by a blocking library (``ddgs``) exposes one blocking call, which the
+session runs on a worker thread under ``asearch`` so it never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import httpx
+
+from websearch_core.config import Settings
+from websearch_core.errors import ProviderError, ProviderResponseError
+from websearch_core.models import EngineOutcome, SearchRequest, SearchResult
+from websearch_core.routing import Support
+
+__all__ = ["BlockingProvider", "HttpProvider", "Provider", "ProviderAnswer"]
+
+_FRESHNESS_LETTER = {"day": "d", "week": "w", "month": "m", "year": "y"}
+
+
+@dataclass(frozen=True)
+class ProviderAnswer:
+    """A provider's results, mapped to our models."""
+
+    results: list[SearchResult]
+    answer: str | None = None
+    outcomes: list[EngineOutcome] = field(default_factory=list)
+
+
+class Provider(ABC):
+    """One search backend."""
+
+    name: ClassVar[str]
+    capabilities: ClassVar[Mapping[str, Support]]
+
+    @classmethod
+    @abstractmethod
+    def missing(cls, settings: Settings) -> str | None:
+        """What the host must set for this provider to run, or ``None`` if it can."""
+
+    @classmethod
+    @abstractmethod
+    def from_settings(cls, settings: Settings) -> Provider:
+        """An instance; only called when ``missing`` returned ``None``."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class HttpProvider(Provider):
+    """A provider spoken to over HTTP by the session's shared clients."""
+
+    @abstractmethod
+    def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
+        """The HTTP request for ``request``, sending ``query`` (already rewritten)."""
+
+    @abstractmethod
+    def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
+        """Map a successful response to results."""
+
+    def error_for(self, response: httpx.Response) -> ProviderError | None:
+        """A provider-specific error for a failed response, or ``None`` for the generic one."""
+        return None
+
+    def read_json(self, response: httpx.Response) -> dict[str, Any]:
+        """The response body as a JSON object, or an error that says it was not one."""
+        try:
+            data = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = None
+        if not isinstance(data, dict):
+            raise ProviderResponseError(
+                self.name,
+                f"{self.name} answered with something other than a JSON object "
+                f"(content type {response.headers.get('content-type', 'unknown')!r}): "
+                "check the provider's base URL",
+                status=response.status_code,
+            )
+        return data
+
+
+class BlockingProvider(Provider):
+    """A provider backed by a synchronous library call."""
+
+    @abstractmethod
+    def search_blocking(self, request: SearchRequest, query: str, timeout: float) -> ProviderAnswer:
+        """Run the search; blocks the calling thread."""
+
+
+def freshness_letter(request: SearchRequest) -> str | None:
+    """``'day'`` → ``'d'``: the one-letter spelling several providers share."""
+    return _FRESHNESS_LETTER[request.freshness] if request.freshness else None
+
+
+def plain(value: object) -> str:
+    """Provider text as plain text: ``None`` and non-strings become ``''``, markup such as
+    Brave's ``<strong>`` highlights is dropped (a single linear scan, no regex), entities are
+    decoded."""
+    if not isinstance(value, str):
+        return ""
+    if "<" in value:
+        kept: list[str] = []
+        position = 0
+        while (start := value.find("<", position)) != -1:
+            end = value.find(">", start)
+            if end == -1:
+                break
+            kept.append(value[position:start])
+            position = end + 1
+        kept.append(value[position:])
+        value = "".join(kept)
+    return html.unescape(value).strip()
+
+
+Row = tuple[object, object, object, object, object]
+
+
+def ranked(rows: Iterable[Row]) -> list[SearchResult]:
+    """``(title, url, snippet, published, engine)`` rows → ranked results.
+
+    Rows without an http(s) URL are skipped rather than shown as dead menu entries.
+    """
+    results: list[SearchResult] = []
+    for title, url, snippet, published, engine in rows:
+        link = url.strip() if isinstance(url, str) else ""
+        if not link.startswith(("http://", "https://")):
+            continue
+        results.append(
+            SearchResult(
+                rank=len(results) + 1,
+                title=plain(title) or link,
+                url=link,
+                snippet=plain(snippet),
+                published=plain(published) or None,
+                engine=plain(engine) or None,
+            )
+        )
+    return results

@@ -1,0 +1,92 @@
+"""Brave Search API: one GET, the key in ``X-Subscription-Token``.
+
+Docs: https://api-dashboard.search.brave.com/app/documentation/web-search
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import ClassVar
+
+import httpx
+from pydantic import SecretStr
+
+from websearch_core.config import Settings
+from websearch_core.models import SearchRequest
+from websearch_core.providers.base import HttpProvider, ProviderAnswer, ranked
+from websearch_core.routing import Support
+
+ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
+_FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
+# Brave takes a date range only with both ends, so an open end is filled, never refused.
+_EARLIEST = dt.date(1990, 1, 1)
+
+
+class BraveProvider(HttpProvider):
+    name = "brave"
+    capabilities: ClassVar = {
+        "include_domains": Support.QUERY_OPERATOR,
+        "exclude_domains": Support.QUERY_OPERATOR,
+        "freshness": Support.NATIVE,
+        "date_range": Support.NATIVE,
+        "include_answer": Support.UNSUPPORTED,  # the summarizer is a separate, paid API
+        "country": Support.NATIVE,
+        "language": Support.NATIVE,
+        "safesearch": Support.NATIVE,
+        "page": Support.NATIVE,
+    }
+
+    def __init__(self, api_key: SecretStr) -> None:
+        self._api_key = api_key
+
+    @classmethod
+    def missing(cls, settings: Settings) -> str | None:
+        return None if settings.brave_api_key else "set BRAVE_API_KEY or pass brave_api_key="
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> BraveProvider:
+        assert settings.brave_api_key is not None
+        return cls(settings.brave_api_key)
+
+    def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
+        params: dict[str, str | int] = {"q": query, "count": request.count}
+        if request.page > 1:
+            params["offset"] = request.page - 1  # Brave's offset counts pages, not results
+        if request.freshness:
+            params["freshness"] = _FRESHNESS[request.freshness]
+        elif request.date_from or request.date_to:
+            start = request.date_from or _EARLIEST
+            end = request.date_to or dt.date.today()
+            params["freshness"] = f"{start.isoformat()}to{end.isoformat()}"
+        if request.safesearch:
+            params["safesearch"] = request.safesearch
+        if request.country:
+            params["country"] = request.country.upper()
+        if request.language:
+            params["search_lang"] = request.language
+        return httpx.Request(
+            "GET",
+            ENDPOINT,
+            params=params,
+            headers={
+                "Accept": "application/json",
+                "X-Subscription-Token": self._api_key.get_secret_value(),
+            },
+        )
+
+    def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
+        data = self.read_json(response)
+        web = data.get("web")
+        items = web.get("results") if isinstance(web, dict) else None
+        rows = (
+            (
+                item.get("title"),
+                item.get("url"),
+                item.get("description"),
+                item.get("page_age") or item.get("age"),
+                None,
+            )
+            for item in (items if isinstance(items, list) else [])
+            if isinstance(item, dict)
+        )
+        return ProviderAnswer(results=ranked(rows)[: request.count])

@@ -1,0 +1,98 @@
+"""ddgs: the keyless default, a metasearch library with no API key.
+
+ddgs is synchronous, so the session runs it on a worker thread under ``asearch``. It has no
+hidden time filter here: ``timelimit`` is sent only when the caller asks for freshness.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any, ClassVar
+
+from websearch_core.config import Settings
+from websearch_core.errors import ProviderUnavailableError, RateLimitedError
+from websearch_core.models import SearchRequest
+from websearch_core.providers.base import (
+    BlockingProvider,
+    ProviderAnswer,
+    freshness_letter,
+    ranked,
+)
+from websearch_core.routing import Support
+
+_SAFESEARCH = {"off": "off", "moderate": "moderate", "strict": "on"}
+# DuckDuckGo regions are "country-language"; a few countries use their own spelling.
+_REGION = {
+    "gb": "uk-en",
+    "us": "us-en",
+    "ca": "ca-en",
+    "au": "au-en",
+    "in": "in-en",
+    "br": "br-pt",
+    "cn": "cn-zh",
+    "jp": "jp-jp",
+    "kr": "kr-kr",
+    "mx": "mx-es",
+}
+_NO_RESULTS = "No results found"
+
+
+class DdgsProvider(BlockingProvider):
+    name = "ddgs"
+    capabilities: ClassVar = {
+        "include_domains": Support.QUERY_OPERATOR,
+        "exclude_domains": Support.QUERY_OPERATOR,
+        "freshness": Support.NATIVE,
+        "date_range": Support.UNSUPPORTED,
+        "include_answer": Support.UNSUPPORTED,
+        "country": Support.NATIVE,
+        "language": Support.UNSUPPORTED,
+        "safesearch": Support.NATIVE,
+        "page": Support.NATIVE,
+    }
+
+    @classmethod
+    def missing(cls, settings: Settings) -> str | None:
+        if importlib.util.find_spec("ddgs") is None:
+            return "install it: pip install 'websearch-pack[ddgs]'"
+        return None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DdgsProvider:
+        return cls()
+
+    def search_blocking(self, request: SearchRequest, query: str, timeout: float) -> ProviderAnswer:
+        from ddgs import DDGS
+        from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+        options: dict[str, Any] = {
+            "max_results": request.count,
+            "page": request.page,
+            "safesearch": _SAFESEARCH[request.safesearch or "moderate"],
+            "timelimit": freshness_letter(request),
+        }
+        if request.country:
+            options["region"] = _REGION.get(request.country, f"{request.country}-{request.country}")
+        try:
+            items = DDGS(timeout=max(1, round(timeout))).text(query, **options)
+        except RatelimitException:
+            raise RateLimitedError(self.name, None) from None
+        except TimeoutException:
+            raise ProviderUnavailableError(self.name, f"no answer within {timeout:g} s") from None
+        except DDGSException as exc:
+            if _NO_RESULTS in str(exc):
+                items = []
+            else:
+                raise ProviderUnavailableError(self.name, _reason(exc)) from None
+        rows = (
+            (item.get("title"), item.get("href"), item.get("body"), item.get("date"), None)
+            for item in items or []
+            if isinstance(item, dict)
+        )
+        return ProviderAnswer(results=ranked(rows)[: request.count])
+
+
+def _reason(exc: Exception) -> str:
+    """ddgs errors nest the engine's whole error chain; the model needs only its first line."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return first if len(first) <= 120 else first[:119] + "…"

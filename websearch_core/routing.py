@@ -1,0 +1,95 @@
+"""Which provider may serve a request, and how its query is rewritten.
+
+Each provider declares, per option, whether it honours it natively, by a query operator
+(``site:``), or not at all. A pinned provider refuses an unmet option before any request is
+sent; ``auto`` takes the first configured provider that honours everything. Date filters are
+never emulated by filtering results afterwards: that would break ``count`` and silently drop
+every result whose date the provider omitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from websearch_core.errors import ConfigurationError, UnsupportedOptionError
+
+if TYPE_CHECKING:
+    from websearch_core.models import SearchRequest
+    from websearch_core.providers.base import Provider
+
+__all__ = ["OPTIONS", "Support", "choose_provider", "rewrite_query", "unmet_options"]
+
+
+class Support(str, Enum):
+    """How a provider honours one option."""
+
+    NATIVE = "native"
+    QUERY_OPERATOR = "query_operator"
+    UNSUPPORTED = "unsupported"
+
+
+#: Every optional filter a request can carry; ``count`` is honoured by every provider.
+OPTIONS: tuple[str, ...] = (
+    "include_domains",
+    "exclude_domains",
+    "freshness",
+    "date_range",
+    "include_answer",
+    "country",
+    "language",
+    "safesearch",
+    "page",
+)
+_BY_OPERATOR = frozenset({"include_domains", "exclude_domains"})
+
+
+def unmet_options(request: SearchRequest, capabilities: Mapping[str, Support]) -> list[str]:
+    """The options ``request`` uses that these capabilities cannot honour."""
+    unmet = []
+    for option in request.options_used():
+        support = capabilities.get(option, Support.UNSUPPORTED)
+        if support is Support.UNSUPPORTED or (
+            support is Support.QUERY_OPERATOR and option not in _BY_OPERATOR
+        ):
+            unmet.append(option)
+    return unmet
+
+
+def choose_provider(
+    request: SearchRequest, pinned: str | None, configured: Sequence[Provider]
+) -> Provider:
+    """The provider that will serve ``request``; raises before anything is sent."""
+    able = [p for p in configured if not unmet_options(request, p.capabilities)]
+    if pinned is not None:
+        provider = next((p for p in configured if p.name == pinned), None)
+        if provider is None:
+            raise ConfigurationError(f"search provider {pinned!r} is not configured")
+        unmet = unmet_options(request, provider.capabilities)
+        if unmet:
+            raise UnsupportedOptionError(pinned, unmet, [p.name for p in able])
+        return provider
+    if not configured:
+        raise ConfigurationError(
+            "no search provider is configured: install the keyless default with "
+            "pip install 'websearch-pack[ddgs]', or set BRAVE_API_KEY, TAVILY_API_KEY "
+            "or SEARXNG_URL"
+        )
+    if able:
+        return able[0]
+    gaps = "; ".join(
+        f"{p.name} lacks {', '.join(unmet_options(request, p.capabilities))}" for p in configured
+    )
+    raise UnsupportedOptionError("auto", request.options_used(), [], detail=gaps)
+
+
+def rewrite_query(request: SearchRequest, capabilities: Mapping[str, Support]) -> str:
+    """The query to send, with ``site:`` operators for the domain filters done that way."""
+    parts = [request.query]
+    if capabilities.get("include_domains") is Support.QUERY_OPERATOR and request.include_domains:
+        sites = [f"site:{domain}" for domain in request.include_domains]
+        parts.append(sites[0] if len(sites) == 1 else "(" + " OR ".join(sites) + ")")
+    if capabilities.get("exclude_domains") is Support.QUERY_OPERATOR:
+        parts.extend(f"-site:{domain}" for domain in request.exclude_domains)
+    return " ".join(parts)

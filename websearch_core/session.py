@@ -1,0 +1,283 @@
+"""``WebSearch``: the one object an adapter holds."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import httpx
+from pydantic import SecretStr, ValidationError
+
+from websearch_core import http
+from websearch_core.config import Settings
+from websearch_core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    ProviderNotConfiguredError,
+)
+from websearch_core.memo import Memo
+from websearch_core.models import Freshness, SafeSearch, SearchRequest, SearchResponse
+from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
+from websearch_core.providers.base import ProviderAnswer
+from websearch_core.routing import choose_provider, rewrite_query
+
+__all__ = ["WebSearch"]
+
+logger = logging.getLogger("websearch_core")
+
+_USER_AGENT = "websearch-pack/0.1 (+https://pypi.org/project/websearch-pack/)"
+
+
+def _validation_message(exc: ValidationError) -> str:
+    """Pydantic's errors without the offending input values (which could be a key)."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "request"
+        parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+class WebSearch:
+    """Search the web (and, later, fetch pages) for an agent.
+
+    Configuration comes from the arguments, then the environment (see ``config.py``). Only
+    providers whose credential, URL or package is present are offered: ``providers`` lists
+    them and ``unconfigured`` says, for the others, what is missing.
+
+    ``provider="auto"`` (the default) routes each search to the first configured provider
+    that honours every requested option; naming a provider pins it, and a pinned provider
+    refuses an option it cannot honour before anything is sent.
+    """
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        brave_api_key: str | SecretStr | None = None,
+        tavily_api_key: str | SecretStr | None = None,
+        searxng_url: str | None = None,
+        timeout: float | None = None,
+        max_retry_wait: float | None = None,
+        memo_size: int | None = None,
+        http_client: httpx.Client | None = None,
+        async_http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        explicit = {
+            "provider": provider,
+            "brave_api_key": brave_api_key,
+            "tavily_api_key": tavily_api_key,
+            "searxng_url": searxng_url,
+            "timeout": timeout,
+            "max_retry_wait": max_retry_wait,
+            "memo_size": memo_size,
+        }
+        try:
+            self.settings = Settings.resolve(explicit)
+        except ValidationError as exc:
+            raise ConfigurationError(f"bad configuration: {_validation_message(exc)}") from None
+        self._configured: list[Provider] = []
+        self.unconfigured: dict[str, str] = {}
+        for name, cls in PROVIDERS.items():
+            missing = cls.missing(self.settings)
+            if missing is None:
+                self._configured.append(cls.from_settings(self.settings))
+            else:
+                self.unconfigured[name] = missing
+        self._pinned = self._check_pin(self.settings.provider)
+        self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
+        self._client = http_client
+        self._aclient = async_http_client
+        self._owns_client = http_client is None
+        self._owns_aclient = async_http_client is None
+
+    def _check_pin(self, name: str) -> str | None:
+        if name == "auto":
+            return None
+        if name not in PROVIDERS:
+            raise ConfigurationError(
+                f"unknown search provider {name!r}: choose one of {', '.join(['auto', *PROVIDERS])}"
+            )
+        if name in self.unconfigured:
+            raise ProviderNotConfiguredError(name, self.unconfigured[name])
+        return name
+
+    @property
+    def providers(self) -> list[str]:
+        """Names of the configured providers, in the order ``auto`` tries them."""
+        return [p.name for p in self._configured]
+
+    def __repr__(self) -> str:
+        return f"WebSearch(provider={self.settings.provider!r}, configured={self.providers})"
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        count: int = 5,
+        site: str | None = None,
+        include_domains: Iterable[str] | None = None,
+        exclude_domains: Iterable[str] | None = None,
+        freshness: Freshness | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        include_answer: bool = False,
+        country: str | None = None,
+        language: str | None = None,
+        safesearch: SafeSearch | None = None,
+        page: int = 1,
+        provider: str | None = None,
+    ) -> SearchResponse:
+        """Search and return the results; raises a ``WebSearchError`` the model can act on.
+
+        ``site`` is a shorthand for one entry of ``include_domains``.
+        """
+        args = dict(locals())
+        del args["self"]
+        request, chosen, query_sent, key = self._plan(args)
+        if (hit := self._memo.get(key)) is not None:
+            return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+        started = time.perf_counter()
+        if isinstance(chosen, BlockingProvider):
+            answer = chosen.search_blocking(request, query_sent, self.settings.timeout)
+        else:
+            assert isinstance(chosen, HttpProvider)
+            response = http.send(
+                self._sync_client(),
+                chosen,
+                chosen.build_request(request, query_sent),
+                cap=self.settings.max_retry_wait,
+                timeout=self.settings.timeout,
+            )
+            answer = chosen.parse_response(response, request)
+        return self._finish(key, request, chosen, query_sent, answer, started)
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        count: int = 5,
+        site: str | None = None,
+        include_domains: Iterable[str] | None = None,
+        exclude_domains: Iterable[str] | None = None,
+        freshness: Freshness | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        include_answer: bool = False,
+        country: str | None = None,
+        language: str | None = None,
+        safesearch: SafeSearch | None = None,
+        page: int = 1,
+        provider: str | None = None,
+    ) -> SearchResponse:
+        """``search`` for the event loop; a blocking provider runs on a worker thread."""
+        args = dict(locals())
+        del args["self"]
+        request, chosen, query_sent, key = self._plan(args)
+        if (hit := self._memo.get(key)) is not None:
+            return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+        started = time.perf_counter()
+        if isinstance(chosen, BlockingProvider):
+            answer = await asyncio.to_thread(
+                chosen.search_blocking, request, query_sent, self.settings.timeout
+            )
+        else:
+            assert isinstance(chosen, HttpProvider)
+            response = await http.asend(
+                self._async_client(),
+                chosen,
+                chosen.build_request(request, query_sent),
+                cap=self.settings.max_retry_wait,
+                timeout=self.settings.timeout,
+            )
+            answer = chosen.parse_response(response, request)
+        return self._finish(key, request, chosen, query_sent, answer, started)
+
+    def _plan(self, args: dict[str, Any]) -> tuple[SearchRequest, Provider, str, tuple[Any, ...]]:
+        """Validate, choose the provider and rewrite the query; nothing is sent here."""
+        pin = self._pinned if args.pop("provider") is None else self._check_pin(args["provider"])
+        site = args.pop("site")
+        include = list(args.pop("include_domains") or [])
+        if site:
+            include.insert(0, site)
+        try:
+            request = SearchRequest.model_validate({**args, "include_domains": include})
+        except ValidationError as exc:
+            raise InvalidRequestError(_validation_message(exc)) from None
+        chosen = choose_provider(request, pin, self._configured)
+        return request, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
+
+    def _finish(
+        self,
+        key: tuple[Any, ...],
+        request: SearchRequest,
+        provider: Provider,
+        query_sent: str,
+        answer: ProviderAnswer,
+        started: float,
+    ) -> SearchResponse:
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        response = SearchResponse(
+            query=request.query,
+            provider=provider.name,
+            results=answer.results,
+            answer=answer.answer,
+            sent_query=query_sent,
+            outcomes=answer.outcomes,
+            elapsed_ms=elapsed_ms,
+        )
+        logger.info(
+            "search provider=%s query=%r results=%d elapsed_ms=%.0f",
+            provider.name,
+            query_sent,
+            len(answer.results),
+            elapsed_ms,
+        )
+        self._memo.put(key, response)
+        return response
+
+    # -- HTTP clients ----------------------------------------------------------------------
+
+    def _sync_client(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(
+                timeout=self.settings.timeout, headers={"User-Agent": _USER_AGENT}
+            )
+        return self._client
+
+    def _async_client(self) -> httpx.AsyncClient:
+        if self._aclient is None:
+            self._aclient = httpx.AsyncClient(
+                timeout=self.settings.timeout, headers={"User-Agent": _USER_AGENT}
+            )
+        return self._aclient
+
+    def close(self) -> None:
+        """Close the HTTP clients this session created (not ones passed in)."""
+        if self._client is not None and self._owns_client:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        """Close both clients this session created."""
+        self.close()
+        if self._aclient is not None and self._owns_aclient:
+            await self._aclient.aclose()
+            self._aclient = None
+
+    def __enter__(self) -> WebSearch:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> WebSearch:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
