@@ -31,22 +31,23 @@ def render_search(response: SearchResponse) -> str:
 
         5 results from brave for "go 1.26 release notes".
     """
-    lines: list[str] = []
+    blocks: list[str] = []
     if response.answer:
-        lines += [f"Answer: {' '.join(response.answer.split())}", ""]
+        blocks.append(f"Answer: {' '.join(response.answer.split())}")
+    menu: list[str] = []
     for result in response.results:
-        lines.append(f"{result.rank}. {result.title} — {result.url}")
+        menu.append(f"{result.rank}. {result.title} — {result.url}")
         detail = " · ".join(part for part in (_date(result.published), result.snippet) if part)
         if detail:
-            lines.append(f"   {detail}")
+            menu.append(f"   {detail}")
+    if menu:
+        blocks.append("\n".join(menu))
     down = [o for o in response.outcomes if o.status == "down"]
     if down:
-        if lines:
-            lines.append("")
         failed = ", ".join(f"{o.engine} ({o.error})" if o.error else o.engine for o in down)
-        lines.append(f"Engines that failed: {failed}.")
-    if lines:
-        lines.append("")
+        blocks.append(f"Engines that failed: {failed}.")
     noun = "result" if len(response.results) == 1 else "results"
-    lines.append(f'{len(response.results)} {noun} from {response.provider} for "{response.query}".')
-    return "\n".join(lines)
+    blocks.append(
+        f'{len(response.results)} {noun} from {response.provider} for "{response.query}".'
+    )
+    return "\n\n".join(blocks)

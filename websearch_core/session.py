@@ -200,7 +200,8 @@ class WebSearch:
 
     def _plan(self, args: dict[str, Any]) -> tuple[SearchRequest, Provider, str, tuple[Any, ...]]:
         """Validate, choose the provider and rewrite the query; nothing is sent here."""
-        pin = self._pinned if args.pop("provider") is None else self._check_pin(args["provider"])
+        override = args.pop("provider")
+        pin = self._pinned if override is None else self._check_pin(override.strip().lower())
         site = args.pop("site")
         include = list(args.pop("include_domains") or [])
         if site:

@@ -121,19 +121,30 @@ def plain(value: object) -> str:
     return html.unescape(value).strip()
 
 
+def is_web_url(link: object) -> bool:
+    """An absolute http(s) URL with a host: something a model can follow."""
+    if not isinstance(link, str):
+        return False
+    try:
+        parsed = httpx.URL(link)
+    except (httpx.InvalidURL, ValueError):
+        return False
+    return parsed.scheme in ("http", "https") and bool(parsed.host) and " " not in link
+
+
 Row = tuple[object, object, object, object, object]
 
 
 def ranked(rows: Iterable[Row]) -> list[SearchResult]:
     """``(title, url, snippet, published, engine)`` rows → ranked results.
 
-    Rows without an http(s) URL are skipped rather than shown as dead menu entries.
+    Rows without an http(s) URL with a host are skipped rather than shown as dead menu entries.
     """
     results: list[SearchResult] = []
     for title, url, snippet, published, engine in rows:
-        link = url.strip() if isinstance(url, str) else ""
-        if not link.startswith(("http://", "https://")):
+        if not is_web_url(url):
             continue
+        link = str(url).strip()
         results.append(
             SearchResult(
                 rank=len(results) + 1,

@@ -12,6 +12,7 @@ import httpx
 from pydantic import SecretStr
 
 from websearch_core.config import Settings
+from websearch_core.errors import AuthenticationError, ProviderError
 from websearch_core.models import SearchRequest
 from websearch_core.providers.base import HttpProvider, ProviderAnswer, ranked
 from websearch_core.routing import Support
@@ -90,3 +91,9 @@ class BraveProvider(HttpProvider):
             if isinstance(item, dict)
         )
         return ProviderAnswer(results=ranked(rows)[: request.count])
+
+    def error_for(self, response: httpx.Response) -> ProviderError | None:
+        # Brave answers a bad key with 422 and SUBSCRIPTION_TOKEN_INVALID, not 401.
+        if response.status_code == 422 and "SUBSCRIPTION_TOKEN_INVALID" in response.text:
+            return AuthenticationError(self.name, 422)
+        return None

@@ -15,7 +15,13 @@ import httpx
 from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import EngineOutcome, SearchRequest
-from websearch_core.providers.base import HttpProvider, ProviderAnswer, plain, ranked
+from websearch_core.providers.base import (
+    HttpProvider,
+    ProviderAnswer,
+    is_web_url,
+    plain,
+    ranked,
+)
 from websearch_core.routing import Support
 
 _SAFESEARCH = {"off": 0, "moderate": 1, "strict": 2}
@@ -63,7 +69,11 @@ class SearxngProvider(HttpProvider):
 
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         data = self.read_json(response)
-        items = [i for i in data.get("results") or [] if isinstance(i, dict)]
+        items = [
+            item
+            for item in data.get("results") or []
+            if isinstance(item, dict) and is_web_url(item.get("url"))
+        ]
         rows = (
             (
                 item.get("title"),

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh clone, with nothing but Python >= 3.10, pip and git:
+# a virtualenv with every extra, searx 0.17 in its own Python 3.8 venv (the tests start it on
+# loopback), then lint, types and pytest. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -e '.[dev]'
+bash scripts/install-searx.sh
+
+echo "== ruff"
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+echo "== mypy"
+.venv/bin/mypy
+echo "== pytest"
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: that is a failure, not a pass" >&2
+  exit 1
+fi
+exit "$status"

@@ -1,0 +1,104 @@
+"""Shared fixtures: a scripted loopback server, and the VCR settings every cassette obeys.
+
+Cassettes replay provider APIs (``record_mode="none"`` by default: a missing cassette fails,
+nothing reaches the internet). Re-record with real keys, see tests/cassettes/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.support.http_server import ScriptedServer, scripted_server
+
+#: Header names whose values are credentials; VCR drops them before a cassette is written.
+SECRET_HEADERS = ("x-subscription-token", "authorization", "x-api-key", "cookie", "set-cookie")
+#: Body fields that carry a credential in some provider APIs (Tavily's older ``api_key``).
+SECRET_FIELDS = ("api_key", "apiKey", "key", "token")
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+# Read before any test runs (the autouse fixture below clears them): real keys are only used
+# to re-record cassettes; otherwise a canary stands in, and it must never reach a cassette.
+BRAVE_KEY = os.environ.get("BRAVE_API_KEY") or "canary-brave-key-5f0c2a9d8e7b6a51"
+TAVILY_KEY = os.environ.get("TAVILY_API_KEY") or "tvly-canary-3b8d1e6f9a2c4d7e"
+
+
+def skip_or_fail(reason: str) -> None:
+    """Skip locally when a server cannot run here; under CI=true that is a failure."""
+    if IN_CI:
+        pytest.fail(f"{reason} (CI=true: this test must run)")
+    pytest.skip(reason)
+
+
+def _scrub_body(request: Any) -> Any:
+    body = request.body
+    if not body:
+        return request
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return request
+    if isinstance(data, dict) and any(f in data for f in SECRET_FIELDS):
+        for name in SECRET_FIELDS:
+            data.pop(name, None)
+        request.body = json.dumps(data).encode()
+    return request
+
+
+def _json_body(r1: Any, r2: Any) -> None:
+    """Bodies match when equal as JSON (key order aside), secrets removed on both sides."""
+
+    def parsed(request: Any) -> Any:
+        if not request.body:
+            return None
+        try:
+            data = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError):
+            return request.body
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k not in SECRET_FIELDS}
+        return data
+
+    assert parsed(r1) == parsed(r2), f"request bodies differ: {parsed(r1)!r} != {parsed(r2)!r}"
+
+
+def pytest_recording_configure(config: pytest.Config, vcr: Any) -> None:
+    vcr.register_matcher("json_body", _json_body)
+
+
+@pytest.fixture(scope="session")
+def vcr_config() -> dict[str, Any]:
+    return {
+        "filter_headers": list(SECRET_HEADERS),
+        "before_record_request": _scrub_body,
+        "decode_compressed_response": True,
+        # The port is left out: the SearXNG cassettes are recorded from a searx on an
+        # ephemeral loopback port.
+        "match_on": ["method", "scheme", "host", "path", "query", "json_body"],
+    }
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    with scripted_server() as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests configure providers explicitly; a developer's own keys must not leak in."""
+    for name in (
+        "WEBSEARCH_PROVIDER",
+        "BRAVE_API_KEY",
+        "BRAVE_SEARCH_API_KEY",
+        "TAVILY_API_KEY",
+        "SEARXNG_URL",
+        "SEARX_HOST",
+        "WEBSEARCH_TIMEOUT",
+    ):
+        monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,117 @@
+"""A real HTTP server on loopback whose answers a test scripts in advance.
+
+Each path has a queue of responses; the last one repeats once the queue runs dry. Every
+request is recorded (method, path, query, headers, body) so a test can assert on what was
+actually sent over the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+__all__ = ["Reply", "ScriptedServer", "Seen", "scripted_server"]
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | str | dict[str, object] | list[object] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def encoded(self) -> tuple[bytes, dict[str, str]]:
+        headers = dict(self.headers)
+        if isinstance(self.body, dict | list):
+            headers.setdefault("Content-Type", "application/json")
+            return json.dumps(self.body).encode(), headers
+        if isinstance(self.body, str):
+            headers.setdefault("Content-Type", "text/plain; charset=utf-8")
+            return self.body.encode(), headers
+        return self.body, headers
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: bytes
+
+
+class ScriptedServer:
+    def __init__(self) -> None:
+        self.replies: dict[str, list[Reply]] = {}
+        self.seen: list[Seen] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _answer(self) -> None:
+                split = urllib.parse.urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                reply = server._record(
+                    Seen(
+                        method=self.command,
+                        path=split.path,
+                        query=dict(urllib.parse.parse_qsl(split.query)),
+                        headers={k.lower(): v for k, v in self.headers.items()},
+                        body=body,
+                    )
+                )
+                payload, headers = reply.encoded()
+                self.send_response(reply.status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            do_GET = do_POST = _answer
+
+            def log_message(self, format: str, *args: object) -> None:  # quiet test output
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def script(self, path: str, *replies: Reply) -> None:
+        with self._lock:
+            self.replies[path] = list(replies)
+
+    def _record(self, seen: Seen) -> Reply:
+        with self._lock:
+            self.seen.append(seen)
+            queue = self.replies.get(seen.path)
+            if not queue:
+                return Reply(404, "no reply scripted for this path")
+            return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    def hits(self, path: str) -> int:
+        return sum(1 for s in self.seen if s.path == path)
+
+    def start(self) -> None:
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@contextmanager
+def scripted_server() -> Iterator[ScriptedServer]:
+    server = ScriptedServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

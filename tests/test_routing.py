@@ -1,0 +1,250 @@
+"""Capability and routing for every provider x option.
+
+A pinned provider either sends the option the way it declares (natively, or as a query
+operator) or refuses it before any request leaves; ``auto`` picks one that honours all.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.fake_ddgs import FakeDDGS
+from websearch_core import ConfigurationError, UnsupportedOptionError, WebSearch
+from websearch_core.providers import PROVIDERS
+from websearch_core.routing import OPTIONS, Support
+
+OPTION_ARGS: dict[str, dict[str, Any]] = {
+    "include_domains": {"site": "docs.python.org"},
+    "exclude_domains": {"exclude_domains": ["pinterest.com"]},
+    "freshness": {"freshness": "week"},
+    "date_range": {"date_from": "2026-01-01", "date_to": "2026-02-01"},
+    "include_answer": {"include_answer": True},
+    "country": {"country": "DE"},
+    "language": {"language": "de"},
+    "safesearch": {"safesearch": "strict"},
+    "page": {"page": 2},
+}
+
+
+@dataclass
+class Sent:
+    """What reached the provider, whatever its transport: query, parameters and body."""
+
+    query: str
+    params: dict[str, Any]
+    body: dict[str, Any]
+
+
+Check = Callable[[Sent], bool]
+
+#: How each provider must express each option it honours. Unlisted pairs must be refused.
+EXPECTED: dict[tuple[str, str], Check] = {
+    ("brave", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
+    ("brave", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
+    ("brave", "freshness"): lambda s: s.params["freshness"] == "pw",
+    ("brave", "date_range"): lambda s: s.params["freshness"] == "2026-01-01to2026-02-01",
+    ("brave", "country"): lambda s: s.params["country"] == "DE",
+    ("brave", "language"): lambda s: s.params["search_lang"] == "de",
+    ("brave", "safesearch"): lambda s: s.params["safesearch"] == "strict",
+    ("brave", "page"): lambda s: s.params["offset"] == "1",
+    ("tavily", "include_domains"): lambda s: (
+        s.body["include_domains"] == ["docs.python.org"] and s.query == "python asyncio"
+    ),
+    ("tavily", "exclude_domains"): lambda s: s.body["exclude_domains"] == ["pinterest.com"],
+    ("tavily", "freshness"): lambda s: s.body["time_range"] == "week",
+    ("tavily", "date_range"): lambda s: (
+        (s.body["start_date"], s.body["end_date"]) == ("2026-01-01", "2026-02-01")
+    ),
+    ("tavily", "include_answer"): lambda s: s.body["include_answer"] is True,
+    ("searxng", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
+    ("searxng", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
+    ("searxng", "freshness"): lambda s: s.params["time_range"] == "week",
+    ("searxng", "include_answer"): lambda s: s.params["format"] == "json",
+    ("searxng", "language"): lambda s: s.params["language"] == "de",
+    ("searxng", "safesearch"): lambda s: s.params["safesearch"] == "2",
+    ("searxng", "page"): lambda s: s.params["pageno"] == "2",
+    ("ddgs", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
+    ("ddgs", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
+    ("ddgs", "freshness"): lambda s: s.params["timelimit"] == "w",
+    ("ddgs", "country"): lambda s: s.params["region"] == "de-de",
+    ("ddgs", "safesearch"): lambda s: s.params["safesearch"] == "on",
+    ("ddgs", "page"): lambda s: s.params["page"] == 2,
+}
+
+SUCCESS = {
+    "brave": {"web": {"results": [{"title": "T", "url": "https://e.org/", "description": "D"}]}},
+    "tavily": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}], "answer": "A"},
+    "searxng": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}]},
+}
+
+
+class Recorder:
+    """An httpx transport standing in for the providers' hosts, recording what was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        provider = {"api.search.brave.com": "brave", "api.tavily.com": "tavily"}.get(
+            request.url.host, "searxng"
+        )
+        return httpx.Response(200, json=SUCCESS[provider])
+
+    def sent(self) -> Sent:
+        request = self.requests[-1]
+        params = dict(request.url.params)
+        body = json.loads(request.content) if request.content else {}
+        return Sent(query=params.get("q") or body.get("query", ""), params=params, body=body)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def fake_ddgs(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FakeDDGS]]:
+    FakeDDGS.reset([{"title": "T", "href": "https://e.org/", "body": "D"}])
+    monkeypatch.setattr("ddgs.DDGS", FakeDDGS)
+    return FakeDDGS
+
+
+def all_configured(recorder: Recorder, provider: str = "auto") -> WebSearch:
+    return WebSearch(
+        provider,
+        brave_api_key="canary-brave",
+        tavily_api_key="tvly-canary",
+        searxng_url="http://127.0.0.1:9",
+        http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+    )
+
+
+def sent_by(provider: str, recorder: Recorder, fake: type[FakeDDGS]) -> Sent:
+    if provider == "ddgs":
+        call = fake.calls[-1]
+        return Sent(query=call.query, params=call.options, body={})
+    return recorder.sent()
+
+
+PAIRS = [(p, o) for p in PROVIDERS for o in OPTIONS]
+
+
+@pytest.mark.parametrize(("provider", "option"), PAIRS)
+def test_pinned_provider_sends_or_refuses_each_option(
+    provider: str, option: str, recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    ws = all_configured(recorder, provider)
+    declared = PROVIDERS[provider].capabilities[option]
+    if (provider, option) in EXPECTED:
+        assert declared is not Support.UNSUPPORTED
+        response = ws.search("python asyncio", **OPTION_ARGS[option])
+        assert response.provider == provider
+        assert EXPECTED[(provider, option)](sent_by(provider, recorder, fake_ddgs))
+    else:
+        assert declared is Support.UNSUPPORTED
+        with pytest.raises(UnsupportedOptionError, match=option):
+            ws.search("python asyncio", **OPTION_ARGS[option])
+        assert recorder.requests == []
+        assert fake_ddgs.calls == []
+
+
+def test_refusal_names_a_provider_that_can() -> None:
+    ws = WebSearch("searxng", searxng_url="http://127.0.0.1:9", tavily_api_key="tvly-canary")
+    with pytest.raises(UnsupportedOptionError) as caught:
+        ws.search("x", date_from="2026-01-01")
+    assert "provider='tavily'" in str(caught.value)
+    assert caught.value.options == ["date_range"]
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        ("include_domains", "brave"),
+        ("include_answer", "tavily"),
+        ("date_range", "brave"),
+        ("freshness", "brave"),
+        ("language", "brave"),
+    ],
+)
+def test_auto_routes_to_first_provider_that_honours_everything(
+    option: str, expected: str, recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    response = all_configured(recorder).search("python asyncio", **OPTION_ARGS[option])
+    assert response.provider == expected
+
+
+def test_auto_skips_providers_that_cannot(recorder: Recorder, fake_ddgs: type[FakeDDGS]) -> None:
+    ws = WebSearch(
+        searxng_url="http://127.0.0.1:9",
+        http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+    )
+    assert ws.providers == ["searxng", "ddgs"]
+    assert ws.search("x", country="de").provider == "ddgs"
+    assert ws.search("x", language="de").provider == "searxng"
+
+
+def test_auto_refuses_when_no_provider_honours_the_combination(
+    recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    ws = all_configured(recorder)
+    with pytest.raises(UnsupportedOptionError, match="together") as caught:
+        ws.search("x", include_answer=True, country="de")
+    assert "tavily lacks country" in str(caught.value)
+    assert recorder.requests == []
+    assert fake_ddgs.calls == []
+
+
+def test_date_filters_are_never_emulated(recorder: Recorder, fake_ddgs: type[FakeDDGS]) -> None:
+    ws = WebSearch("ddgs")
+    with pytest.raises(UnsupportedOptionError, match="date_range"):
+        ws.search("x", date_to="2026-01-01")
+    assert fake_ddgs.calls == []
+
+
+def test_brave_fills_the_open_end_of_a_date_range(recorder: Recorder) -> None:
+    all_configured(recorder, "brave").search("x", date_from="2026-01-01")
+    start, _, end = recorder.sent().params["freshness"].partition("to")
+    assert start == "2026-01-01"
+    assert end >= "2026-01-01"
+
+
+def test_several_included_domains_become_one_or_group(
+    recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    WebSearch("ddgs").search("x", include_domains=["a.org", "https://B.org/path"])
+    assert fake_ddgs.calls[-1].query == "x (site:a.org OR site:b.org)"
+
+
+def test_unknown_or_unconfigured_provider_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="choose one of auto, brave"):
+        WebSearch("bing")
+    with pytest.raises(ConfigurationError, match="set BRAVE_API_KEY"):
+        WebSearch("brave")
+
+
+def test_unconfigured_providers_say_what_is_missing() -> None:
+    ws = WebSearch()
+    assert ws.providers == ["ddgs"]
+    assert ws.unconfigured == {
+        "brave": "set BRAVE_API_KEY or pass brave_api_key=",
+        "tavily": "set TAVILY_API_KEY or pass tavily_api_key=",
+        "searxng": "set SEARXNG_URL or pass searxng_url=",
+    }
+
+
+def test_environment_configures_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BRAVE_SEARCH_API_KEY", "canary-from-env")
+    monkeypatch.setenv("SEARX_HOST", "http://127.0.0.1:9/")
+    monkeypatch.setenv("WEBSEARCH_PROVIDER", "searxng")
+    ws = WebSearch()
+    assert ws.providers == ["brave", "searxng", "ddgs"]
+    assert ws.settings.provider == "searxng"
+    assert ws.settings.searxng_url == "http://127.0.0.1:9"
+    assert WebSearch("brave").settings.provider == "brave"  # the argument wins
