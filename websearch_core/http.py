@@ -90,6 +90,12 @@ def _transport_error(
     return ProviderUnavailableError(provider.name, f"network error: {type(exc).__name__}")
 
 
+def _with_client_headers(client: httpx.Client | httpx.AsyncClient, request: httpx.Request) -> None:
+    """Providers build bare requests; give them the client's defaults (User-Agent, encodings)."""
+    for name, value in client.headers.items():
+        request.headers.setdefault(name, value)
+
+
 def send(
     client: httpx.Client,
     provider: HttpProvider,
@@ -99,6 +105,7 @@ def send(
     timeout: float,
 ) -> httpx.Response:
     """Send with one retry on 429/5xx; return a 2xx response or raise a ``ProviderError``."""
+    _with_client_headers(client, request)
     for attempt in (1, 2):
         try:
             response = client.send(request)
@@ -123,6 +130,7 @@ async def asend(
     timeout: float,
 ) -> httpx.Response:
     """``send`` for the event loop."""
+    _with_client_headers(client, request)
     for attempt in (1, 2):
         try:
             response = await client.send(request)
