@@ -15,7 +15,12 @@ import httpx
 import pytest
 
 from tests.support.fake_ddgs import FakeDDGS
-from websearch_core import ConfigurationError, UnsupportedOptionError, WebSearch
+from websearch_core import (
+    ConfigurationError,
+    InvalidRequestError,
+    UnsupportedOptionError,
+    WebSearch,
+)
 from websearch_core.providers import PROVIDERS
 from websearch_core.routing import OPTIONS, Support
 
@@ -248,3 +253,30 @@ def test_environment_configures_providers(monkeypatch: pytest.MonkeyPatch) -> No
     assert ws.settings.provider == "searxng"
     assert ws.settings.searxng_url == "http://127.0.0.1:9"
     assert WebSearch("brave").settings.provider == "brave"  # the argument wins
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "sent"),
+    [
+        ({"site": "a.org", "include_domains": "b.org"}, "x (site:a.org OR site:b.org)"),
+        (
+            {"site": "a.org", "include_domains": (d for d in ["b.org"])},
+            "x (site:a.org OR site:b.org)",
+        ),
+        ({"include_domains": ["a.org", "A.org/x"]}, "x site:a.org"),
+    ],
+)
+def test_site_and_include_domains_combine(kwargs: dict[str, Any], sent: str) -> None:
+    ws = WebSearch("searxng", searxng_url="http://127.0.0.1:9")
+    assert (
+        ws._plan({"query": "x", "provider": None, "site": None, "include_domains": None, **kwargs})[
+            2
+        ]
+        == sent
+    )
+
+
+def test_malformed_domain_argument_is_a_request_error() -> None:
+    ws = WebSearch("searxng", searxng_url="http://127.0.0.1:9")
+    with pytest.raises(InvalidRequestError, match="list of domains"):
+        ws.search("x", include_domains=5)  # type: ignore[arg-type]

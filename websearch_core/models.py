@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -68,7 +69,12 @@ class SearchRequest(BaseModel):
     def _normalise_domains(cls, value: object) -> tuple[str, ...]:
         if value is None:
             return ()
-        items = [value] if isinstance(value, str) else list(value)  # type: ignore[call-overload]
+        if isinstance(value, str):
+            items: list[object] = [value]
+        elif isinstance(value, Iterable):
+            items = list(value)
+        else:
+            raise ValueError("give a domain or a list of domains, such as ['docs.python.org']")
         domains: list[str] = []
         for item in items:
             domain = normalise_domain(str(item))

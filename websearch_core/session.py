@@ -202,10 +202,11 @@ class WebSearch:
         """Validate, choose the provider and rewrite the query; nothing is sent here."""
         override = args.pop("provider")
         pin = self._pinned if override is None else self._check_pin(override.strip().lower())
-        site = args.pop("site")
-        include = list(args.pop("include_domains") or [])
-        if site:
-            include.insert(0, site)
+        site, include = args.pop("site"), args.pop("include_domains")
+        if site:  # validation of whatever ``include`` is happens in SearchRequest
+            many = isinstance(include, Iterable) and not isinstance(include, str)
+            include = [site, *include] if many else [site, include]
+            include = [domain for domain in include if domain is not None]
         try:
             request = SearchRequest.model_validate({**args, "include_domains": include})
         except ValidationError as exc:
