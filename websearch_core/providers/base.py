@@ -17,13 +17,20 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import httpx
+from pydantic import SecretStr
 
 from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import EngineOutcome, SearchRequest, SearchResult
 from websearch_core.routing import Support
 
-__all__ = ["BlockingProvider", "HttpProvider", "Provider", "ProviderAnswer"]
+__all__ = [
+    "BlockingProvider",
+    "HttpProvider",
+    "KeyedHttpProvider",
+    "Provider",
+    "ProviderAnswer",
+]
 
 _FRESHNESS_LETTER = {"day": "d", "week": "w", "month": "m", "year": "y"}
 
@@ -87,6 +94,29 @@ class HttpProvider(Provider):
                 status=response.status_code,
             )
         return data
+
+
+class KeyedHttpProvider(HttpProvider):
+    """An HTTP provider that is enabled by an API key in the settings."""
+
+    #: The ``Settings`` field holding the key, and the environment variable users set.
+    key_setting: ClassVar[str]
+    key_variable: ClassVar[str]
+
+    def __init__(self, api_key: SecretStr) -> None:
+        self._api_key = api_key
+
+    @classmethod
+    def missing(cls, settings: Settings) -> str | None:
+        if getattr(settings, cls.key_setting) is None:
+            return f"set {cls.key_variable} or pass {cls.key_setting}="
+        return None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Provider:
+        key = getattr(settings, cls.key_setting)
+        assert isinstance(key, SecretStr)
+        return cls(key)
 
 
 class BlockingProvider(Provider):

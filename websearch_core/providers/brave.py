@@ -9,12 +9,10 @@ import datetime as dt
 from typing import ClassVar
 
 import httpx
-from pydantic import SecretStr
 
-from websearch_core.config import Settings
 from websearch_core.errors import AuthenticationError, ProviderError
 from websearch_core.models import SearchRequest
-from websearch_core.providers.base import HttpProvider, ProviderAnswer, ranked
+from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, ranked
 from websearch_core.routing import Support
 
 ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
@@ -23,8 +21,10 @@ _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 _EARLIEST = dt.date(1990, 1, 1)
 
 
-class BraveProvider(HttpProvider):
+class BraveProvider(KeyedHttpProvider):
     name = "brave"
+    key_setting = "brave_api_key"
+    key_variable = "BRAVE_API_KEY"
     capabilities: ClassVar = {
         "include_domains": Support.QUERY_OPERATOR,
         "exclude_domains": Support.QUERY_OPERATOR,
@@ -36,18 +36,6 @@ class BraveProvider(HttpProvider):
         "safesearch": Support.NATIVE,
         "page": Support.NATIVE,
     }
-
-    def __init__(self, api_key: SecretStr) -> None:
-        self._api_key = api_key
-
-    @classmethod
-    def missing(cls, settings: Settings) -> str | None:
-        return None if settings.brave_api_key else "set BRAVE_API_KEY or pass brave_api_key="
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> BraveProvider:
-        assert settings.brave_api_key is not None
-        return cls(settings.brave_api_key)
 
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         params: dict[str, str | int] = {"q": query, "count": request.count}

@@ -8,12 +8,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import httpx
-from pydantic import SecretStr
 
-from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, RateLimitedError
 from websearch_core.models import SearchRequest
-from websearch_core.providers.base import HttpProvider, ProviderAnswer, plain, ranked
+from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, plain, ranked
 from websearch_core.routing import Support
 
 ENDPOINT = "https://api.tavily.com/search"
@@ -21,8 +19,10 @@ ENDPOINT = "https://api.tavily.com/search"
 _QUOTA_STATUSES = (432, 433)
 
 
-class TavilyProvider(HttpProvider):
+class TavilyProvider(KeyedHttpProvider):
     name = "tavily"
+    key_setting = "tavily_api_key"
+    key_variable = "TAVILY_API_KEY"
     capabilities: ClassVar = {
         "include_domains": Support.NATIVE,
         "exclude_domains": Support.NATIVE,
@@ -34,18 +34,6 @@ class TavilyProvider(HttpProvider):
         "safesearch": Support.UNSUPPORTED,
         "page": Support.UNSUPPORTED,
     }
-
-    def __init__(self, api_key: SecretStr) -> None:
-        self._api_key = api_key
-
-    @classmethod
-    def missing(cls, settings: Settings) -> str | None:
-        return None if settings.tavily_api_key else "set TAVILY_API_KEY or pass tavily_api_key="
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> TavilyProvider:
-        assert settings.tavily_api_key is not None
-        return cls(settings.tavily_api_key)
 
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         body: dict[str, Any] = {
