@@ -7,11 +7,13 @@ The tree::
     │   └── ProviderNotConfiguredError  the chosen provider has no key / URL / package
     ├── InvalidRequestError             the request itself is wrong (also a ``ValueError``)
     │   └── UnsupportedOptionError      the provider cannot honour an option; nothing was sent
-    └── ProviderError                   the provider was asked and the answer was a failure
-        ├── AuthenticationError         the key was refused (401/403)
-        ├── RateLimitedError            429 after one retry (``retry_after``), or quota spent
-        ├── ProviderUnavailableError    5xx after one retry, timeout or network failure
-        └── ProviderResponseError       the provider answered something we cannot use
+    ├── ProviderError                   the provider was asked and the answer was a failure
+    │   ├── AuthenticationError         the key was refused (401/403)
+    │   ├── RateLimitedError            429 after one retry (``retry_after``), or quota spent
+    │   ├── ProviderUnavailableError    5xx after one retry, timeout or network failure
+    │   └── ProviderResponseError       the provider answered something we cannot use
+    └── FetchError                      a page could not be fetched
+        └── URLRefusedError             the URL jail said no (``reason``); nothing was sent
 
 Every message says what happened and what to do next, because the reader is usually a model
 deciding its next step. No message, ``repr`` or attribute ever carries a credential: errors
@@ -23,12 +25,14 @@ from __future__ import annotations
 __all__ = [
     "AuthenticationError",
     "ConfigurationError",
+    "FetchError",
     "InvalidRequestError",
     "ProviderError",
     "ProviderNotConfiguredError",
     "ProviderResponseError",
     "ProviderUnavailableError",
     "RateLimitedError",
+    "URLRefusedError",
     "UnsupportedOptionError",
     "WebSearchError",
 ]
@@ -151,3 +155,23 @@ class ProviderUnavailableError(ProviderError):
 
 class ProviderResponseError(ProviderError):
     """The provider answered, but not with anything usable."""
+
+
+class FetchError(WebSearchError):
+    """A page could not be fetched."""
+
+
+class URLRefusedError(FetchError):
+    """The URL jail refused a URL or an address before anything was sent to it.
+
+    ``reason`` is a stable code for programs: ``scheme``, ``userinfo``, ``malformed``,
+    ``port``, ``not_public``, ``metadata``, ``domain_denied`` or ``domain_not_allowed``. The
+    message never names the address a host resolved to: that would hand the internal network's
+    layout to whoever wrote the URL.
+    """
+
+    retryable = False
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
