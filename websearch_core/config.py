@@ -7,6 +7,12 @@
 | Tavily key       | ``tavily_api_key``| ``TAVILY_API_KEY``                     |
 | SearXNG base URL | ``searxng_url``  | ``SEARXNG_URL``, ``SEARX_HOST``         |
 | timeout (s)      | ``timeout``      | ``WEBSEARCH_TIMEOUT``                   |
+| fetch ceiling    | ``fetch_max_bytes`` | ``WEBSEARCH_FETCH_MAX_BYTES``        |
+| fetch deadline   | ``fetch_timeout``   | ``WEBSEARCH_FETCH_TIMEOUT``          |
+| output budget    | ``output_chars``    | ``WEBSEARCH_OUTPUT_CHARS``           |
+| allowed domains  | ``allow_domains``   | ``WEBSEARCH_ALLOW_DOMAINS`` (commas) |
+| denied domains   | ``deny_domains``    | ``WEBSEARCH_DENY_DOMAINS`` (commas)  |
+| env proxies      | ``fetch_use_env_proxy`` | ``WEBSEARCH_FETCH_USE_ENV_PROXY`` |
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from websearch_core.domains import normalise_base_url
+from websearch_core.models import DEFAULT_OUTPUT_CHARS
 
 __all__ = ["ENVIRONMENT", "Settings"]
 
@@ -27,6 +34,12 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "tavily_api_key": ("TAVILY_API_KEY",),
     "searxng_url": ("SEARXNG_URL", "SEARX_HOST"),
     "timeout": ("WEBSEARCH_TIMEOUT",),
+    "fetch_max_bytes": ("WEBSEARCH_FETCH_MAX_BYTES",),
+    "fetch_timeout": ("WEBSEARCH_FETCH_TIMEOUT",),
+    "output_chars": ("WEBSEARCH_OUTPUT_CHARS",),
+    "allow_domains": ("WEBSEARCH_ALLOW_DOMAINS",),
+    "deny_domains": ("WEBSEARCH_DENY_DOMAINS",),
+    "fetch_use_env_proxy": ("WEBSEARCH_FETCH_USE_ENV_PROXY",),
 }
 
 
@@ -44,6 +57,22 @@ class Settings(BaseModel):
     #: reported to the model instead, because a tool call should not hang for minutes.
     max_retry_wait: float = Field(default=5.0, ge=0, le=60)
     memo_size: int = Field(default=128, ge=0)
+    fetch_max_bytes: int = Field(default=2_000_000, ge=1_000, le=10_000_000)
+    fetch_timeout: float = Field(default=15.0, gt=0, le=120)
+    fetch_max_redirects: int = Field(default=5, ge=0, le=10)
+    output_chars: int = Field(default=DEFAULT_OUTPUT_CHARS, ge=1_000, le=200_000)
+    allow_domains: tuple[str, ...] = ()
+    deny_domains: tuple[str, ...] = ()
+    #: Off by default: a proxy resolves names itself, so connections can no longer be pinned
+    #: to the addresses the jail checked (DNS rebinding becomes possible again).
+    fetch_use_env_proxy: bool = False
+
+    @field_validator("allow_domains", "deny_domains", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
 
     @field_validator("provider")
     @classmethod

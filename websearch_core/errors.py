@@ -12,7 +12,8 @@ The tree::
     │   ├── RateLimitedError            429 after one retry (``retry_after``), or quota spent
     │   ├── ProviderUnavailableError    5xx after one retry, timeout or network failure
     │   └── ProviderResponseError       the provider answered something we cannot use
-    └── FetchError                      a page could not be fetched
+    └── FetchError                      a page could not be fetched (network, protocol, redirects)
+        ├── FetchTimeoutError           the whole fetch, redirects included, ran past its deadline
         └── URLRefusedError             the URL jail said no (``reason``); nothing was sent
 
 Every message says what happened and what to do next, because the reader is usually a model
@@ -26,6 +27,7 @@ __all__ = [
     "AuthenticationError",
     "ConfigurationError",
     "FetchError",
+    "FetchTimeoutError",
     "InvalidRequestError",
     "ProviderError",
     "ProviderNotConfiguredError",
@@ -158,7 +160,22 @@ class ProviderResponseError(ProviderError):
 
 
 class FetchError(WebSearchError):
-    """A page could not be fetched."""
+    """A page could not be fetched: the site, the network or the redirects failed."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class FetchTimeoutError(FetchError):
+    """The fetch ran past its one deadline (redirects and slow bodies included)."""
+
+    def __init__(self, deadline_s: float) -> None:
+        super().__init__(
+            f"the page did not arrive within {deadline_s:g} s (one deadline for the whole "
+            "fetch, redirects included): try again later or use another source",
+            retryable=True,
+        )
 
 
 class URLRefusedError(FetchError):

@@ -14,6 +14,8 @@ __all__ = [
     "MAX_COUNT",
     "EngineOutcome",
     "Freshness",
+    "Page",
+    "Redirect",
     "SafeSearch",
     "SearchRequest",
     "SearchResponse",
@@ -28,6 +30,9 @@ MAX_QUERY_CHARS = 400
 #: Two lines of snippet: enough to choose a link, never enough to write code against.
 MAX_SNIPPET_CHARS = 240
 MAX_TITLE_CHARS = 160
+#: What one fetched page may put in front of the model (~6k tokens); the rest is cut in the
+#: middle, with a marker saying how to ask for it.
+DEFAULT_OUTPUT_CHARS = 24_000
 
 Freshness = Literal["day", "week", "month", "year"]
 SafeSearch = Literal["off", "moderate", "strict"]
@@ -176,3 +181,51 @@ class SearchResponse(BaseModel):
         from websearch_core.render import render_search
 
         return render_search(self)
+
+
+class Redirect(BaseModel):
+    """One hop of a redirect chain: where we were sent from, and with which status."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str
+    status: int
+
+
+class Page(BaseModel):
+    """One fetched page: the converted text and everything known about how it was fetched."""
+
+    model_config = ConfigDict(frozen=True)
+
+    url: str = Field(description="the URL asked for, in canonical form")
+    final_url: str = Field(description="where the redirects ended")
+    redirects: list[Redirect] = Field(default_factory=list)
+    status: int
+    reason: str = ""
+    content_type: str = Field(description="the media type, e.g. text/html")
+    kind: Literal["html", "json", "text", "pdf", "binary"]
+    charset: str | None = None
+    title: str | None = None
+    content: str = Field(description="the page as markdown or text, before the output budget")
+    bytes_read: int = Field(description="decoded body bytes read")
+    truncated: bool = Field(default=False, description="the read ceiling cut the body")
+    max_bytes: int
+    fetched_at: dt.datetime
+    elapsed_ms: float = 0.0
+    from_memo: bool = False
+    offset: int = Field(default=0, description="where render() starts reading content")
+    max_chars: int = Field(default=DEFAULT_OUTPUT_CHARS, description="render()'s output budget")
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def render(self, max_chars: int | None = None, offset: int | None = None) -> str:
+        """Exactly the text the model reads: fenced, labelled, within the output budget."""
+        from websearch_core.render import render_page
+
+        return render_page(
+            self,
+            max_chars=self.max_chars if max_chars is None else max_chars,
+            offset=self.offset if offset is None else offset,
+        )

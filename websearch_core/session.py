@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import ssl
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -19,17 +20,22 @@ from websearch_core.errors import (
     InvalidRequestError,
     ProviderNotConfiguredError,
 )
+from websearch_core.fetch import Fetcher, FetchLimits
+from websearch_core.jail import JailPolicy, parse_url
 from websearch_core.memo import Memo
-from websearch_core.models import Freshness, SafeSearch, SearchRequest, SearchResponse
+from websearch_core.models import Freshness, Page, SafeSearch, SearchRequest, SearchResponse
 from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
 from websearch_core.providers.base import ProviderAnswer
 from websearch_core.routing import choose_provider, rewrite_query
+from websearch_core.transport import Resolver, system_resolver
 
 __all__ = ["WebSearch"]
 
 logger = logging.getLogger("websearch_core")
 
 _USER_AGENT = "websearch-pack/0.1 (+https://pypi.org/project/websearch-pack/)"
+#: Fetched pages kept for ``offset`` continuations; each is at most the read ceiling.
+_PAGE_MEMO_SIZE = 16
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -42,7 +48,7 @@ def _validation_message(exc: ValidationError) -> str:
 
 
 class WebSearch:
-    """Search the web (and, later, fetch pages) for an agent.
+    """Search the web and fetch pages for an agent.
 
     Configuration comes from the arguments, then the environment (see ``config.py``). Only
     providers whose credential, URL or package is present are offered: ``providers`` lists
@@ -65,6 +71,16 @@ class WebSearch:
         memo_size: int | None = None,
         http_client: httpx.Client | None = None,
         async_http_client: httpx.AsyncClient | None = None,
+        fetch_max_bytes: int | None = None,
+        fetch_timeout: float | None = None,
+        fetch_max_redirects: int | None = None,
+        output_chars: int | None = None,
+        allow_domains: Iterable[str] | None = None,
+        deny_domains: Iterable[str] | None = None,
+        fetch_use_env_proxy: bool | None = None,
+        fetch_policy: JailPolicy | None = None,
+        resolver: Resolver | None = None,
+        verify: ssl.SSLContext | bool = True,
     ) -> None:
         explicit = {
             "provider": provider,
@@ -74,6 +90,13 @@ class WebSearch:
             "timeout": timeout,
             "max_retry_wait": max_retry_wait,
             "memo_size": memo_size,
+            "fetch_max_bytes": fetch_max_bytes,
+            "fetch_timeout": fetch_timeout,
+            "fetch_max_redirects": fetch_max_redirects,
+            "output_chars": output_chars,
+            "allow_domains": None if allow_domains is None else tuple(allow_domains),
+            "deny_domains": None if deny_domains is None else tuple(deny_domains),
+            "fetch_use_env_proxy": fetch_use_env_proxy,
         }
         try:
             self.settings = Settings.resolve(explicit)
@@ -93,6 +116,29 @@ class WebSearch:
         self._aclient = async_http_client
         self._owns_client = http_client is None
         self._owns_aclient = async_http_client is None
+        self._pages: Memo[Page] = Memo(_PAGE_MEMO_SIZE if self.settings.memo_size else 0)
+        self._fetcher = Fetcher(
+            policy=fetch_policy or self._policy_from_settings(),
+            resolver=resolver or system_resolver,
+            limits=FetchLimits(
+                max_bytes=self.settings.fetch_max_bytes,
+                deadline_s=self.settings.fetch_timeout,
+                max_redirects=self.settings.fetch_max_redirects,
+            ),
+            verify=verify,
+            use_env_proxy=self.settings.fetch_use_env_proxy,
+            user_agent=_USER_AGENT,
+        )
+
+    def _policy_from_settings(self) -> JailPolicy:
+        """Model-chosen URLs: public addresses only, plus the host's domain lists."""
+        try:
+            return JailPolicy(
+                allow_domains=frozenset(self.settings.allow_domains),
+                deny_domains=frozenset(self.settings.deny_domains),
+            )
+        except ValueError as exc:
+            raise ConfigurationError(f"bad domain list: {exc}") from None
 
     def _check_pin(self, name: str) -> str | None:
         if name == "auto":
@@ -243,6 +289,62 @@ class WebSearch:
         self._memo.put(key, response)
         return response
 
+    # -- fetch -----------------------------------------------------------------------------
+
+    def fetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
+        """Fetch one page through the URL jail; ``page.render()`` is what the model reads.
+
+        ``offset`` continues a long page where the previous render cut it, from the session's
+        memo when the page is there (no refetch). HTTP error statuses come back as a ``Page``
+        (``page.ok`` is False); refusals and network failures raise a ``FetchError``.
+        """
+        key, hit = self._page_memo(url, max_bytes, offset)
+        if hit is not None:
+            return hit
+        page = self._fetcher.fetch(url, max_bytes=max_bytes)
+        return self._remember_page(key, page, offset)
+
+    async def afetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
+        """``fetch`` for the event loop."""
+        key, hit = self._page_memo(url, max_bytes, offset)
+        if hit is not None:
+            return hit
+        page = await self._fetcher.afetch(url, max_bytes=max_bytes)
+        return self._remember_page(key, page, offset)
+
+    def _page_memo(
+        self, url: str, max_bytes: int | None, offset: int
+    ) -> tuple[tuple[str, int], Page | None]:
+        if offset < 0:
+            raise InvalidRequestError("offset must be 0 or more")
+        target = parse_url(url, self._fetcher.policy)  # refuses before any lookup or I/O
+        key = (target.url, self._fetcher.limits.bytes_for(max_bytes))
+        hit = self._pages.get(key)
+        if hit is None:
+            return key, None
+        return key, self._at_offset(hit.model_copy(update={"from_memo": True}), offset)
+
+    def _remember_page(self, key: tuple[str, int], page: Page, offset: int) -> Page:
+        page = page.model_copy(update={"max_chars": self.settings.output_chars})
+        logger.info(
+            "fetch url=%s status=%d bytes=%d truncated=%s elapsed_ms=%.0f",
+            page.final_url,
+            page.status,
+            page.bytes_read,
+            page.truncated,
+            page.elapsed_ms,
+        )
+        self._pages.put(key, page)
+        return self._at_offset(page, offset)
+
+    @staticmethod
+    def _at_offset(page: Page, offset: int) -> Page:
+        if offset and offset >= len(page.content):
+            raise InvalidRequestError(
+                f"offset {offset:,} is past the end of the page ({len(page.content):,} characters)"
+            )
+        return page.model_copy(update={"offset": offset}) if offset else page
+
     # -- HTTP clients ----------------------------------------------------------------------
 
     def _sync_client(self) -> httpx.Client:
@@ -264,6 +366,7 @@ class WebSearch:
         if self._client is not None and self._owns_client:
             self._client.close()
             self._client = None
+        self._fetcher.close()
 
     async def aclose(self) -> None:
         """Close both clients this session created."""
@@ -271,6 +374,7 @@ class WebSearch:
         if self._aclient is not None and self._owns_aclient:
             await self._aclient.aclose()
             self._aclient = None
+        await self._fetcher.aclose()
 
     def __enter__(self) -> WebSearch:
         return self

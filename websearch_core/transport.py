@@ -1,0 +1,229 @@
+"""httpx transports whose connect step resolves, checks and pins.
+
+The check and the connection must use the same address, or DNS rebinding slips between them
+(the name answers a public address to the check and loopback to the connect). So the jail sits
+at httpcore's network-backend depth: ``connect_tcp`` resolves the name once, refuses it if ANY
+address is not allowed, and opens the socket to an address that was checked. TLS still runs
+with the name as SNI and for certificate checks, and the Host header keeps the name, because
+httpcore takes both from the request's origin, not from the socket. Every request the client
+sends — each redirect hop included — connects through here, so nobody has to remember to call
+the jail.
+
+Environment proxies would resolve the name themselves, defeating the pin; these transports
+never read them (see ``fetch.py`` for the operator's explicit opt-in).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import anyio
+import certifi
+import httpcore
+import httpx
+
+from websearch_core.errors import FetchError
+from websearch_core.jail import DEFAULT, JailPolicy, check_address, check_host_name, read_ip
+
+__all__ = [
+    "AsyncJailedTransport",
+    "IPAddress",
+    "JailedTransport",
+    "Resolver",
+    "resolve_checked",
+    "system_resolver",
+]
+
+IPAddress = Any  # ipaddress.IPv4Address | IPv6Address; Any keeps httpcore's signatures simple
+#: ``(host, port) -> addresses``; blocking. Tests and hosts with their own DNS pass their own.
+Resolver = Callable[[str, int], Sequence[IPAddress]]
+
+# getaddrinfo cannot be cancelled or given a timeout, so it runs on a small pool of threads
+# and the caller stops waiting when its connect timeout is up.
+_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+_RESOLVER_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-dns")
+
+
+def system_resolver(host: str, port: int) -> list[IPAddress]:
+    """The operating system's answer for ``host``, as addresses."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise FetchError(f"the site's name could not be resolved ({exc.strerror})") from None
+    addresses = []
+    for info in infos:
+        address = read_ip(str(info[4][0]))
+        if address is not None and address not in addresses:
+            addresses.append(address)
+    return addresses
+
+
+def resolve_checked(
+    host: str, port: int, policy: JailPolicy, resolver: Resolver
+) -> list[IPAddress]:
+    """Every address of ``host``, each one allowed by ``policy``; else ``URLRefusedError``."""
+    literal = read_ip(host)
+    if literal is not None:
+        addresses = [literal]
+    else:
+        check_host_name(host, policy)
+        addresses = list(resolver(host, port))
+        if not addresses:
+            raise FetchError("the site's name has no addresses")
+    for address in addresses:
+        check_address(address, policy, host=host)
+    return addresses
+
+
+class _PinnedBackend(httpcore.NetworkBackend):
+    def __init__(
+        self, policy: JailPolicy, resolver: Resolver, inner: httpcore.NetworkBackend | None
+    ) -> None:
+        self._policy = policy
+        self._resolver = resolver
+        self._inner = inner or httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        future = _RESOLVER_THREADS.submit(resolve_checked, host, port, self._policy, self._resolver)
+        try:
+            addresses = future.result(timeout=timeout)
+        except FutureTimeout:
+            raise httpcore.ConnectTimeout("name resolution timed out") from None
+        return _connect_first(
+            addresses,
+            lambda address: self._inner.connect_tcp(
+                str(address), port, timeout, local_address, socket_options
+            ),
+        )
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        raise FetchError("unix sockets are not reachable through the URL jail")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
+    def __init__(
+        self, policy: JailPolicy, resolver: Resolver, inner: httpcore.AsyncNetworkBackend | None
+    ) -> None:
+        self._policy = policy
+        self._resolver = resolver
+        self._inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        with anyio.move_on_after(timeout) as scope:
+            addresses = await anyio.to_thread.run_sync(
+                resolve_checked, host, port, self._policy, self._resolver, abandon_on_cancel=True
+            )
+        if scope.cancelled_caught:
+            raise httpcore.ConnectTimeout("name resolution timed out")
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    str(address), port, timeout, local_address, socket_options
+                )
+            except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise FetchError("unix sockets are not reachable through the URL jail")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _connect_first(
+    addresses: Sequence[IPAddress], connect: Callable[[IPAddress], httpcore.NetworkStream]
+) -> httpcore.NetworkStream:
+    """Try the checked addresses in order (IPv6 and IPv4 may both be offered)."""
+    last: Exception | None = None
+    for address in addresses:
+        try:
+            return connect(address)
+        except (httpcore.ConnectError, httpcore.ConnectTimeout) as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
+def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    context = ssl.create_default_context(cafile=certifi.where())
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
+class JailedTransport(httpx.HTTPTransport):
+    """``httpx.HTTPTransport`` whose every connection goes through the URL jail."""
+
+    def __init__(
+        self,
+        policy: JailPolicy = DEFAULT,
+        resolver: Resolver = system_resolver,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits = _LIMITS,
+        network_backend: httpcore.NetworkBackend | None = None,
+    ) -> None:
+        super().__init__(trust_env=False)
+        # httpx builds its pool without a way to pass a network backend; this replaces it
+        # with the same pool plus ours. tests/test_transport.py fails if that stops working.
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=_ssl_context(verify),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_PinnedBackend(policy, resolver, network_backend),
+        )
+
+
+class AsyncJailedTransport(httpx.AsyncHTTPTransport):
+    """``httpx.AsyncHTTPTransport`` whose every connection goes through the URL jail."""
+
+    def __init__(
+        self,
+        policy: JailPolicy = DEFAULT,
+        resolver: Resolver = system_resolver,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits = _LIMITS,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        super().__init__(trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=_ssl_context(verify),
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=_AsyncPinnedBackend(policy, resolver, network_backend),
+        )
