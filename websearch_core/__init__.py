@@ -8,6 +8,8 @@ print(ws.search("go 1.26 release notes", site="go.dev").render())
 from websearch_core.errors import (
     AuthenticationError,
     ConfigurationError,
+    FetchError,
+    FetchTimeoutError,
     InvalidRequestError,
     ProviderError,
     ProviderNotConfiguredError,
@@ -15,9 +17,19 @@ from websearch_core.errors import (
     ProviderUnavailableError,
     RateLimitedError,
     UnsupportedOptionError,
+    URLRefusedError,
     WebSearchError,
 )
-from websearch_core.models import EngineOutcome, SearchRequest, SearchResponse, SearchResult
+from websearch_core.extract import ExtractedDocument, extract
+from websearch_core.jail import JailPolicy
+from websearch_core.models import (
+    EngineOutcome,
+    Page,
+    Redirect,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+)
 from websearch_core.routing import Support
 from websearch_core.session import WebSearch
 
@@ -25,19 +37,27 @@ __all__ = [
     "AuthenticationError",
     "ConfigurationError",
     "EngineOutcome",
+    "ExtractedDocument",
+    "FetchError",
+    "FetchTimeoutError",
     "InvalidRequestError",
+    "JailPolicy",
+    "Page",
     "ProviderError",
     "ProviderNotConfiguredError",
     "ProviderResponseError",
     "ProviderUnavailableError",
     "RateLimitedError",
+    "Redirect",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
     "Support",
+    "URLRefusedError",
     "UnsupportedOptionError",
     "WebSearch",
     "WebSearchError",
+    "extract",
 ]
 
 __version__ = "0.1.0"

@@ -1,7 +1,7 @@
-"""``websearch search QUERY``: the menu a model would read, or JSON.
+"""``websearch search QUERY`` and ``websearch fetch URL``: what a model would read, or JSON.
 
-Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request
-or configuration, 1 for a provider failure.
+Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request,
+a refused URL or a configuration problem, 1 for a provider or network failure.
 """
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from websearch_core.errors import ProviderError, WebSearchError
+from websearch_core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    URLRefusedError,
+    WebSearchError,
+)
 from websearch_core.models import MAX_COUNT
 from websearch_core.providers import PROVIDERS
 from websearch_core.session import WebSearch
@@ -37,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--freshness", choices=["day", "week", "month", "year"])
     search.add_argument("--answer", action="store_true", help="ask for a synthesised answer")
     search.add_argument("--json", action="store_true", help="print the structured response")
+    fetch = commands.add_parser("fetch", help="fetch one page and print it as the model reads it")
+    fetch.add_argument("url", help="an http(s) URL on the public internet")
+    fetch.add_argument("--max-bytes", type=int, help="read ceiling in bytes (default 2 MB)")
+    fetch.add_argument("--offset", type=int, default=0, help="continue a long page from here")
+    fetch.add_argument("--json", action="store_true", help="print the structured page")
     commands.add_parser("providers", help="list configured providers and what the others need")
     return parser
 
@@ -51,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for name, missing in ws.unconfigured.items():
                     print(f"{name}: not configured ({missing})")
                 return 0
+            if args.command == "fetch":
+                page = ws.fetch(args.url, max_bytes=args.max_bytes, offset=args.offset)
+                print(page.model_dump_json(indent=2) if args.json else page.render())
+                return 0
             response = ws.search(
                 " ".join(args.query),
                 count=args.count,
@@ -61,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     except WebSearchError as exc:
         print(f"websearch: error: {exc}", file=sys.stderr)
-        return 1 if isinstance(exc, ProviderError) else 2
+        refused = ConfigurationError | InvalidRequestError | URLRefusedError
+        return 2 if isinstance(exc, refused) else 1
     except KeyboardInterrupt:
         return 130
     print(response.model_dump_json(indent=2) if args.json else response.render())

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin
 
 import anyio
+import httpcore
 import httpx
 
 from websearch_core.content import convert, media_type_of
@@ -153,12 +154,17 @@ class Fetcher:
         verify: ssl.SSLContext | bool = True,
         use_env_proxy: bool = False,
         user_agent: str = "websearch-pack",
+        network_backend: httpcore.NetworkBackend | None = None,
+        async_network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self.policy = policy
         self.limits = limits or FetchLimits()
         self._resolver = resolver
         self._verify = verify
         self._use_env_proxy = use_env_proxy
+        # Below the jail: where a checked address is actually connected (tests, custom stacks).
+        self._network_backend = network_backend
+        self._async_network_backend = async_network_backend
         self._headers = {
             "User-Agent": user_agent,
             "Accept": _ACCEPT,
@@ -174,7 +180,12 @@ class Fetcher:
     def _sync_client(self) -> httpx.Client:
         if self._client is None:
             self._client = httpx.Client(
-                transport=JailedTransport(self.policy, self._resolver, verify=self._verify),
+                transport=JailedTransport(
+                    self.policy,
+                    self._resolver,
+                    verify=self._verify,
+                    network_backend=self._network_backend,
+                ),
                 trust_env=self._use_env_proxy,
                 follow_redirects=False,
                 headers=self._headers,
@@ -184,7 +195,12 @@ class Fetcher:
     def _async_client(self) -> httpx.AsyncClient:
         if self._aclient is None:
             self._aclient = httpx.AsyncClient(
-                transport=AsyncJailedTransport(self.policy, self._resolver, verify=self._verify),
+                transport=AsyncJailedTransport(
+                    self.policy,
+                    self._resolver,
+                    verify=self._verify,
+                    network_backend=self._async_network_backend,
+                ),
                 trust_env=self._use_env_proxy,
                 follow_redirects=False,
                 headers=self._headers,

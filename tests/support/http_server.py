@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,9 +22,15 @@ __all__ = ["Reply", "ScriptedServer", "Seen", "scripted_server"]
 
 @dataclass
 class Reply:
+    """A scripted answer. With ``chunks``, the body is streamed (no Content-Length, the
+    connection closes at the end) from a fresh iterator per request: endless bodies, trickles
+    and bombs are written that way."""
+
     status: int = 200
     body: bytes | str | dict[str, object] | list[object] = b""
     headers: dict[str, str] = field(default_factory=dict)
+    chunks: Callable[[], Iterable[bytes]] | None = None
+    delay_s: float = 0.0  # before the status line: a slow server, not a slow body
 
     def encoded(self) -> tuple[bytes, dict[str, str]]:
         headers = dict(self.headers)
@@ -75,12 +82,25 @@ class ScriptedServer:
                     )
                 )
                 payload, headers = reply.encoded()
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
                 self.send_response(reply.status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("Content-Length", str(len(payload)))
+                if reply.chunks is None:
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_header("Connection", "close")
+                self.close_connection = True
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    for chunk in reply.chunks():
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading: that is what the tests want
 
             do_GET = do_POST = _answer
 
