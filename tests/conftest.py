@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,6 +88,37 @@ def vcr_config() -> dict[str, Any]:
 def server() -> Iterator[ScriptedServer]:
     with scripted_server() as running:
         yield running
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _loopback(host: object) -> bool:
+    text = host.decode() if isinstance(host, bytes) else str(host)
+    return text in _LOOPBACK_NAMES or text.startswith("127.")
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test touches the internet: name lookups and sync connects off loopback fail loudly.
+
+    Tests that need a public name pass their own resolver and a network backend below the
+    jail that never opens a socket to it.
+    """
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.create_connection
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _loopback(host):
+            raise OSError(f"test tried to resolve {host!r}: tests must stay on loopback")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def create_connection(address: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _loopback(address[0]):
+            raise OSError(f"test tried to connect to {address[0]!r}: tests must stay on loopback")
+        return real_connect(address, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket, "create_connection", create_connection)
 
 
 @pytest.fixture(autouse=True)

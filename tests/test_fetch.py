@@ -499,3 +499,54 @@ def test_the_fetch_cli_prints_the_fence(
 
     assert main(["fetch", f"http://127.0.0.1:{port_of(server)}/"]) == 2
     assert "refused: the address is not public" in capsys.readouterr().err
+
+
+# -- lanes, lists and proxies ---------------------------------------------------------------------
+
+
+def test_operator_lane_is_not_the_model_lane(server: ScriptedServer) -> None:
+    """A SearXNG the operator runs on loopback is searchable; the model cannot fetch it."""
+    server.script("/search", Reply(200, {"results": [{"title": "T", "url": "https://e.org/"}]}))
+    ws = WebSearch("searxng", searxng_url=server.url)
+    assert ws.search("x").results[0].url == "https://e.org/"
+    with pytest.raises(URLRefusedError, match="not public"):
+        ws.fetch(f"{server.url}/search?q=x&format=json")
+    assert server.hits("/search") == 1
+
+
+def test_host_domain_lists_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBSEARCH_DENY_DOMAINS", "pinterest.com, example.net")
+    monkeypatch.setenv("WEBSEARCH_ALLOW_DOMAINS", "")
+    ws = WebSearch()
+    with pytest.raises(URLRefusedError) as caught:
+        ws.fetch("https://www.pinterest.com/pin/1")
+    assert caught.value.reason == "domain_denied"
+    allow_only = WebSearch(allow_domains=["docs.python.org"])
+    with pytest.raises(URLRefusedError) as caught:
+        allow_only.fetch("https://evil.example.com/")
+    assert caught.value.reason == "domain_not_allowed"
+    assert "docs.python.org" in str(caught.value)
+
+
+def test_a_proxy_is_used_only_when_the_operator_configures_one(server: ScriptedServer) -> None:
+    """The proxy (here the loopback server) carries the request; the jail still checks the
+    name's addresses first. The name resolves to a public address that is never connected
+    to: the proxy answers for it."""
+    from ipaddress import ip_address
+
+    server.script("/page", Reply(200, "via proxy", {"Content-Type": "text/plain"}))
+    ws = WebSearch(fetch_proxy=server.url, resolver=lambda h, p: [ip_address("93.184.216.34")])
+    page = ws.fetch("http://public.example.com/page")
+    assert page.content == "via proxy"
+    assert server.seen[-1].headers["host"] == "public.example.com"
+
+    refusing = WebSearch(fetch_proxy=server.url, resolver=lambda h, p: [ip_address("10.1.2.3")])
+    with pytest.raises(URLRefusedError):
+        refusing.fetch("http://internal.example.com/page")
+    assert server.hits("/page") == 1
+
+
+def test_timings_are_recorded(server: ScriptedServer) -> None:
+    server.script("/t", Reply(200, "x", {"Content-Type": "text/plain"}, delay_s=0.05))
+    page = session().fetch(f"{server.url}/t")
+    assert 0 < page.headers_ms <= page.elapsed_ms

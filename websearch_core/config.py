@@ -12,7 +12,7 @@
 | output budget    | ``output_chars``    | ``WEBSEARCH_OUTPUT_CHARS``           |
 | allowed domains  | ``allow_domains``   | ``WEBSEARCH_ALLOW_DOMAINS`` (commas) |
 | denied domains   | ``deny_domains``    | ``WEBSEARCH_DENY_DOMAINS`` (commas)  |
-| env proxies      | ``fetch_use_env_proxy`` | ``WEBSEARCH_FETCH_USE_ENV_PROXY`` |
+| fetch proxy      | ``fetch_proxy``     | ``WEBSEARCH_FETCH_PROXY``            |
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "output_chars": ("WEBSEARCH_OUTPUT_CHARS",),
     "allow_domains": ("WEBSEARCH_ALLOW_DOMAINS",),
     "deny_domains": ("WEBSEARCH_DENY_DOMAINS",),
-    "fetch_use_env_proxy": ("WEBSEARCH_FETCH_USE_ENV_PROXY",),
+    "fetch_proxy": ("WEBSEARCH_FETCH_PROXY",),
 }
 
 
@@ -63,9 +63,9 @@ class Settings(BaseModel):
     output_chars: int = Field(default=DEFAULT_OUTPUT_CHARS, ge=1_000, le=200_000)
     allow_domains: tuple[str, ...] = ()
     deny_domains: tuple[str, ...] = ()
-    #: Off by default: a proxy resolves names itself, so connections can no longer be pinned
-    #: to the addresses the jail checked (DNS rebinding becomes possible again).
-    fetch_use_env_proxy: bool = False
+    #: None by default, and HTTP(S)_PROXY is never read for fetches: a proxy resolves names
+    #: itself, so connections can no longer be pinned to the addresses the jail checked.
+    fetch_proxy: str | None = None
 
     @field_validator("allow_domains", "deny_domains", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urljoin
 
 import anyio
@@ -152,7 +153,7 @@ class Fetcher:
         resolver: Resolver = system_resolver,
         limits: FetchLimits | None = None,
         verify: ssl.SSLContext | bool = True,
-        use_env_proxy: bool = False,
+        proxy: str | None = None,
         user_agent: str = "websearch-pack",
         network_backend: httpcore.NetworkBackend | None = None,
         async_network_backend: httpcore.AsyncNetworkBackend | None = None,
@@ -161,57 +162,62 @@ class Fetcher:
         self.limits = limits or FetchLimits()
         self._resolver = resolver
         self._verify = verify
-        self._use_env_proxy = use_env_proxy
+        self._proxy = proxy
         # Below the jail: where a checked address is actually connected (tests, custom stacks).
         self._network_backend = network_backend
         self._async_network_backend = async_network_backend
-        self._headers = {
-            "User-Agent": user_agent,
-            "Accept": _ACCEPT,
-            "Accept-Encoding": ACCEPT_ENCODING,
+        self._client_options: dict[str, Any] = {
+            "trust_env": False,
+            "follow_redirects": False,  # every hop goes through parse_url first (_after_hop)
+            "headers": {
+                "User-Agent": user_agent,
+                "Accept": _ACCEPT,
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
         }
         self._client: httpx.Client | None = None
         self._aclient: httpx.AsyncClient | None = None
 
-    # Environment proxies (opt-in) resolve names themselves, so the connection cannot be
-    # pinned; each hop's addresses are still checked first, which stops plain SSRF but not a
-    # name that changes its answer between our check and the proxy's lookup.
+    # An operator's proxy (opt-in) resolves names itself, so the connection cannot be pinned;
+    # each hop's addresses are still checked first, which stops plain SSRF but not a name that
+    # changes its answer between our check and the proxy's lookup. Environment proxies are
+    # never used: httpx ignores them once a transport is given, and we always give one.
 
     def _sync_client(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(
-                transport=JailedTransport(
+            transport: httpx.BaseTransport
+            if self._proxy:
+                transport = httpx.HTTPTransport(proxy=self._proxy, verify=self._verify)
+            else:
+                transport = JailedTransport(
                     self.policy,
                     self._resolver,
                     verify=self._verify,
                     network_backend=self._network_backend,
-                ),
-                trust_env=self._use_env_proxy,
-                follow_redirects=False,
-                headers=self._headers,
-            )
+                )
+            self._client = httpx.Client(transport=transport, **self._client_options)
         return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
         if self._aclient is None:
-            self._aclient = httpx.AsyncClient(
-                transport=AsyncJailedTransport(
+            transport: httpx.AsyncBaseTransport
+            if self._proxy:
+                transport = httpx.AsyncHTTPTransport(proxy=self._proxy, verify=self._verify)
+            else:
+                transport = AsyncJailedTransport(
                     self.policy,
                     self._resolver,
                     verify=self._verify,
                     network_backend=self._async_network_backend,
-                ),
-                trust_env=self._use_env_proxy,
-                follow_redirects=False,
-                headers=self._headers,
-            )
+                )
+            self._aclient = httpx.AsyncClient(transport=transport, **self._client_options)
         return self._aclient
 
     def _before_hop(self, target: Target, deadline: float) -> float:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise FetchTimeoutError(self.limits.deadline_s)
-        if self._use_env_proxy:
+        if self._proxy:
             resolve_checked(target.host, target.port, self.policy, self._resolver)
         return remaining
 
@@ -246,13 +252,14 @@ class Fetcher:
                 try:
                     following = self._after_hop(response, target, redirects)
                     if following is None:
+                        headers_at = time.monotonic()
                         body = _BoundedBody(response.headers.get("content-encoding", ""), limit)
                         for chunk in response.iter_raw():
                             if time.monotonic() > deadline:
                                 raise FetchTimeoutError(self.limits.deadline_s)
                             if not body.feed(chunk):
                                 break
-                        return _page(first, target, redirects, response, body, started)
+                        return _page(first, target, redirects, response, body, started, headers_at)
                 finally:
                     response.close()
             target = following
@@ -274,12 +281,15 @@ class Fetcher:
                         try:
                             following = self._after_hop(response, target, redirects)
                             if following is None:
+                                headers_at = time.monotonic()
                                 encoding = response.headers.get("content-encoding", "")
                                 body = _BoundedBody(encoding, limit)
                                 async for chunk in response.aiter_raw():
                                     if not body.feed(chunk):
                                         break
-                                return _page(first, target, redirects, response, body, started)
+                                return _page(
+                                    first, target, redirects, response, body, started, headers_at
+                                )
                         finally:
                             await response.aclose()
                     target = following
@@ -305,6 +315,7 @@ def _page(
     response: httpx.Response,
     body: _BoundedBody,
     started: float,
+    headers_at: float,
 ) -> Page:
     raw = bytes(body.data)
     content_type = response.headers.get("content-type")
@@ -325,4 +336,5 @@ def _page(
         max_bytes=body.limit,
         fetched_at=dt.datetime.now(dt.timezone.utc),
         elapsed_ms=(time.monotonic() - started) * 1000,
+        headers_ms=(headers_at - started) * 1000,
     )

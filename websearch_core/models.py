@@ -211,7 +211,8 @@ class Page(BaseModel):
     truncated: bool = Field(default=False, description="the read ceiling cut the body")
     max_bytes: int
     fetched_at: dt.datetime
-    elapsed_ms: float = 0.0
+    elapsed_ms: float = Field(default=0.0, description="the whole fetch, redirects included")
+    headers_ms: float = Field(default=0.0, description="until the final response's headers")
     from_memo: bool = False
     offset: int = Field(default=0, description="where render() starts reading content")
     max_chars: int = Field(default=DEFAULT_OUTPUT_CHARS, description="render()'s output budget")

@@ -77,7 +77,7 @@ class WebSearch:
         output_chars: int | None = None,
         allow_domains: Iterable[str] | None = None,
         deny_domains: Iterable[str] | None = None,
-        fetch_use_env_proxy: bool | None = None,
+        fetch_proxy: str | None = None,
         fetch_policy: JailPolicy | None = None,
         resolver: Resolver | None = None,
         verify: ssl.SSLContext | bool = True,
@@ -96,7 +96,7 @@ class WebSearch:
             "output_chars": output_chars,
             "allow_domains": None if allow_domains is None else tuple(allow_domains),
             "deny_domains": None if deny_domains is None else tuple(deny_domains),
-            "fetch_use_env_proxy": fetch_use_env_proxy,
+            "fetch_proxy": fetch_proxy,
         }
         try:
             self.settings = Settings.resolve(explicit)
@@ -126,7 +126,7 @@ class WebSearch:
                 max_redirects=self.settings.fetch_max_redirects,
             ),
             verify=verify,
-            use_env_proxy=self.settings.fetch_use_env_proxy,
+            proxy=self.settings.fetch_proxy,
             user_agent=_USER_AGENT,
         )
 
