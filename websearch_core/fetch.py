@@ -274,7 +274,12 @@ class Fetcher:
         try:
             with anyio.fail_after(self.limits.deadline_s):
                 while True:
-                    remaining = self._before_hop(target, deadline)
+                    if self._proxy:  # the hop's check then resolves the name: off the loop
+                        remaining = await anyio.to_thread.run_sync(
+                            self._before_hop, target, deadline
+                        )
+                    else:
+                        remaining = self._before_hop(target, deadline)
                     with _fetch_errors(self.limits.deadline_s):
                         request = client.build_request("GET", target.url, timeout=remaining)
                         response = await client.send(request, stream=True)
