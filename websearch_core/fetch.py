@@ -292,8 +292,16 @@ class Fetcher:
                                 async for chunk in response.aiter_raw():
                                     if not body.feed(chunk):
                                         break
-                                return _page(
-                                    first, target, redirects, response, body, started, headers_at
+                                # HTML conversion is CPU work: keep it off the event loop.
+                                return await anyio.to_thread.run_sync(
+                                    _page,
+                                    first,
+                                    target,
+                                    redirects,
+                                    response,
+                                    body,
+                                    started,
+                                    headers_at,
                                 )
                         finally:
                             await response.aclose()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 import html2text
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
 __all__ = ["ExtractMode", "ExtractedDocument", "extract"]
@@ -22,13 +22,29 @@ _DROP = "script, style, noscript, template, nav, header, footer, iframe, svg, ca
 
 
 class ExtractedDocument(BaseModel):
-    """What ``extract`` returns: markdown for the model, plain text, and what was learned."""
+    """What ``extract`` returns: markdown for the model, plain text, and what was learned.
+
+    ``text`` is rendered on first use: fetch only needs the markdown, and a second html2text
+    pass would nearly double the cost of every page.
+    """
 
     markdown: str
-    text: str
     title: str | None = None
     mode: ExtractMode = "full"
     metadata: dict[str, str] = Field(default_factory=dict)
+    _source: str = PrivateAttr(default="")
+    _url: str | None = PrivateAttr(default=None)
+    _text: str | None = PrivateAttr(default=None)
+
+    @property
+    def text(self) -> str:
+        """The same content without markup (no link targets, no emphasis marks)."""
+        if self._text is None:
+            if self.mode == "raw":
+                self._text = self.markdown
+            else:
+                self._text = _tidy(_converter(self._url, plain=True).handle(self._source))
+        return self._text
 
 
 def _converter(url: str | None, *, plain: bool = False) -> html2text.HTML2Text:
@@ -54,14 +70,13 @@ def extract(html: str, url: str | None = None, mode: ExtractMode = "article") ->
     title_node = tree.css_first("title")
     title = " ".join(title_node.text().split()) if title_node is not None else None
     if mode == "raw":
-        return ExtractedDocument(markdown=html, text=html, title=title, mode="raw")
+        return ExtractedDocument(markdown=html, title=title, mode="raw")
     for node in tree.css(_DROP):
         node.decompose()
     body = tree.body or tree.root
     cleaned = (body.html if body is not None else "") or ""
-    return ExtractedDocument(
-        markdown=_tidy(_converter(url).handle(cleaned)),
-        text=_tidy(_converter(url, plain=True).handle(cleaned)),
-        title=title or None,
-        mode="full",
+    document = ExtractedDocument(
+        markdown=_tidy(_converter(url).handle(cleaned)), title=title or None, mode="full"
     )
+    document._source, document._url = cleaned, url
+    return document
