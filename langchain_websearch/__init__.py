@@ -1,4 +1,18 @@
-"""LangChain adapters for websearch-pack (tools, toolkit, retriever, loader): coming in their
-own issue. Importing this package never imports LlamaIndex."""
+"""LangChain adapters for websearch-pack: tools, toolkit, retriever and loader.
 
-__all__: list[str] = []
+Importing this package never imports LlamaIndex.
+"""
+
+from langchain_websearch.document_loaders import WebPageLoader
+from langchain_websearch.retrievers import WebSearchRetriever
+from langchain_websearch.toolkit import WebSearchToolkit
+from langchain_websearch.tools import WebFetchTool, WebSearchTool, interrupt_on
+
+__all__ = [
+    "WebFetchTool",
+    "WebPageLoader",
+    "WebSearchRetriever",
+    "WebSearchTool",
+    "WebSearchToolkit",
+    "interrupt_on",
+]

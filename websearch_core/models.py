@@ -6,7 +6,14 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from websearch_core.domains import normalise_domain
 
@@ -20,6 +27,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
+    "validation_message",
 ]
 
 #: A result list is a menu, not a document: ten entries is already more than a model reads.
@@ -36,6 +44,16 @@ DEFAULT_OUTPUT_CHARS = 24_000
 
 Freshness = Literal["day", "week", "month", "year"]
 SafeSearch = Literal["off", "moderate", "strict"]
+
+
+def validation_message(exc: ValidationError) -> str:
+    """Pydantic's errors in one line, without the offending input values (they could hold a
+    key, and they are the caller's own words anyway)."""
+    parts = []
+    for error in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "request"
+        parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
 
 
 def _one_line(text: str, limit: int) -> str:

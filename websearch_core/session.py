@@ -7,7 +7,9 @@ import datetime as dt
 import logging
 import ssl
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import AsyncIterator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -19,14 +21,22 @@ from websearch_core.errors import (
     ConfigurationError,
     InvalidRequestError,
     ProviderNotConfiguredError,
+    WebSearchError,
 )
 from websearch_core.fetch import Fetcher, FetchLimits
 from websearch_core.jail import JailPolicy, parse_url
 from websearch_core.memo import Memo
-from websearch_core.models import Freshness, Page, SafeSearch, SearchRequest, SearchResponse
+from websearch_core.models import (
+    Freshness,
+    Page,
+    SafeSearch,
+    SearchRequest,
+    SearchResponse,
+    validation_message,
+)
 from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
 from websearch_core.providers.base import ProviderAnswer
-from websearch_core.routing import choose_provider, rewrite_query
+from websearch_core.routing import Support, choose_provider, rewrite_query
 from websearch_core.transport import Resolver, system_resolver
 
 __all__ = ["WebSearch"]
@@ -38,13 +48,11 @@ _USER_AGENT = "websearch-pack/0.1 (+https://pypi.org/project/websearch-pack/)"
 _PAGE_MEMO_SIZE = 16
 
 
-def _validation_message(exc: ValidationError) -> str:
-    """Pydantic's errors without the offending input values (which could be a key)."""
-    parts = []
-    for error in exc.errors(include_input=False, include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "request"
-        parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
-    return "; ".join(parts)
+def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError]:
+    try:
+        return url, future.result()
+    except WebSearchError as exc:
+        return url, exc
 
 
 class WebSearch:
@@ -101,7 +109,7 @@ class WebSearch:
         try:
             self.settings = Settings.resolve(explicit)
         except ValidationError as exc:
-            raise ConfigurationError(f"bad configuration: {_validation_message(exc)}") from None
+            raise ConfigurationError(f"bad configuration: {validation_message(exc)}") from None
         self._configured: list[Provider] = []
         self.unconfigured: dict[str, str] = {}
         for name, cls in PROVIDERS.items():
@@ -155,6 +163,17 @@ class WebSearch:
     def providers(self) -> list[str]:
         """Names of the configured providers, in the order ``auto`` tries them."""
         return [p.name for p in self._configured]
+
+    def honoured_options(self) -> frozenset[str]:
+        """Options a search can use here: the pinned provider's, or (``auto``) those at
+        least one configured provider honours, since routing will pick that one."""
+        candidates = [p for p in self._configured if self._pinned in (None, p.name)]
+        return frozenset(
+            option
+            for provider in candidates
+            for option, support in provider.capabilities.items()
+            if support is not Support.UNSUPPORTED
+        )
 
     def __repr__(self) -> str:
         return f"WebSearch(provider={self.settings.provider!r}, configured={self.providers})"
@@ -256,7 +275,7 @@ class WebSearch:
         try:
             request = SearchRequest.model_validate({**args, "include_domains": include})
         except ValidationError as exc:
-            raise InvalidRequestError(_validation_message(exc)) from None
+            raise InvalidRequestError(validation_message(exc)) from None
         chosen = choose_provider(request, pin, self._configured)
         return request, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
 
@@ -311,6 +330,54 @@ class WebSearch:
             return hit
         page = await self._fetcher.afetch(url, max_bytes=max_bytes)
         return self._remember_page(key, page, offset)
+
+    def fetch_many(
+        self, urls: Iterable[str], *, concurrency: int = 8
+    ) -> Iterator[tuple[str, Page | WebSearchError]]:
+        """Fetch ``urls`` on up to ``concurrency`` threads, yielding in input order.
+
+        A failure is yielded in place of its page, never dropped. At most ``2 * concurrency``
+        fetches are in flight or waiting, so a long list does not pile up in memory.
+        """
+        if concurrency < 1:
+            raise InvalidRequestError("concurrency must be at least 1")
+        window: deque[tuple[str, Future[Page]]] = deque()
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            for url in urls:
+                window.append((url, pool.submit(self.fetch, url)))
+                if len(window) >= 2 * concurrency:
+                    yield _settled(*window.popleft())
+            while window:
+                yield _settled(*window.popleft())
+
+    async def afetch_many(
+        self, urls: Iterable[str], *, concurrency: int = 8
+    ) -> AsyncIterator[tuple[str, Page | WebSearchError]]:
+        """``fetch_many`` on the event loop: up to ``concurrency`` fetches at once."""
+        if concurrency < 1:
+            raise InvalidRequestError("concurrency must be at least 1")
+        gate = asyncio.Semaphore(concurrency)
+
+        async def one(url: str) -> Page | WebSearchError:
+            async with gate:
+                try:
+                    return await self.afetch(url)
+                except WebSearchError as exc:
+                    return exc
+
+        window: deque[tuple[str, asyncio.Task[Page | WebSearchError]]] = deque()
+        try:
+            for url in urls:
+                window.append((url, asyncio.ensure_future(one(url))))
+                if len(window) >= 2 * concurrency:
+                    url_done, task = window.popleft()
+                    yield url_done, await task
+            while window:
+                url_done, task = window.popleft()
+                yield url_done, await task
+        finally:
+            for _, task in window:
+                task.cancel()
 
     def _page_memo(
         self, url: str, max_bytes: int | None, offset: int

@@ -1,0 +1,63 @@
+"""A fetched page as a document for pipelines: stable id, stable metadata keys.
+
+Both the LangChain loader and the LlamaIndex reader use these, so the same page gets the same
+id and the same keys in either framework.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Any
+
+from websearch_core.models import Page, SearchResult
+
+__all__ = ["METADATA_KEYS", "document_id", "page_metadata", "result_metadata"]
+
+#: The keys every page document carries (values may be None where unknown).
+METADATA_KEYS = (
+    "url",
+    "final_url",
+    "title",
+    "status",
+    "content_type",
+    "charset",
+    "fetched_at",
+    "truncated",
+    "bytes_read",
+)
+
+_NAMESPACE = uuid.UUID("9d1c5c2e-7a4b-4c51-9a0f-1f1f2b3c4d5e")
+
+
+def document_id(final_url: str, content: str) -> str:
+    """Same final URL and same content → same id, in every run (a UUID, as stores expect)."""
+    digest = hashlib.sha256(content.encode("utf-8", errors="replace")).hexdigest()
+    return str(uuid.uuid5(_NAMESPACE, f"{final_url}\n{digest}"))
+
+
+def page_metadata(page: Page) -> dict[str, Any]:
+    """JSON-friendly metadata for a page document: the ``METADATA_KEYS``."""
+    return {
+        "url": page.url,
+        "final_url": page.final_url,
+        "title": page.title,
+        "status": page.status,
+        "content_type": page.content_type,
+        "charset": page.charset,
+        "fetched_at": page.fetched_at.isoformat(),
+        "truncated": page.truncated,
+        "bytes_read": page.bytes_read,
+    }
+
+
+def result_metadata(result: SearchResult, provider: str) -> dict[str, Any]:
+    """Metadata for a search result: where it ranked and what the provider said of it."""
+    return {
+        "url": result.url,
+        "title": result.title,
+        "rank": result.rank,
+        "snippet": result.snippet,
+        "published": result.published,
+        "provider": provider,
+    }
