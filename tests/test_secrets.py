@@ -98,3 +98,9 @@ def test_the_cassette_scan_catches_a_planted_key(tmp_path: Path) -> None:
     assert _VENDOR.search(planted)
     assert "x-subscription-token:" in planted.lower()
     assert _NAMED.search('{"api_key": "tvly-0123456789abcdef0123"}')
+
+
+def test_proxy_password_is_not_shown() -> None:
+    ws = WebSearch(fetch_proxy=f"http://user:{CANARY}@127.0.0.1:3128")
+    assert CANARY not in repr(ws.settings)
+    assert CANARY not in ws.settings.model_dump_json()

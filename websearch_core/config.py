@@ -65,7 +65,8 @@ class Settings(BaseModel):
     deny_domains: tuple[str, ...] = ()
     #: None by default, and HTTP(S)_PROXY is never read for fetches: a proxy resolves names
     #: itself, so connections can no longer be pinned to the addresses the jail checked.
-    fetch_proxy: str | None = None
+    #: Secret because a proxy URL often carries a password.
+    fetch_proxy: SecretStr | None = None
 
     @field_validator("allow_domains", "deny_domains", mode="before")
     @classmethod

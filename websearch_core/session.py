@@ -85,7 +85,7 @@ class WebSearch:
         output_chars: int | None = None,
         allow_domains: Iterable[str] | None = None,
         deny_domains: Iterable[str] | None = None,
-        fetch_proxy: str | None = None,
+        fetch_proxy: str | SecretStr | None = None,
         fetch_policy: JailPolicy | None = None,
         resolver: Resolver | None = None,
         verify: ssl.SSLContext | bool = True,
@@ -134,7 +134,9 @@ class WebSearch:
                 max_redirects=self.settings.fetch_max_redirects,
             ),
             verify=verify,
-            proxy=self.settings.fetch_proxy,
+            proxy=(
+                self.settings.fetch_proxy.get_secret_value() if self.settings.fetch_proxy else None
+            ),
             user_agent=_USER_AGENT,
         )
 
