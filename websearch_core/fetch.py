@@ -292,22 +292,17 @@ class Fetcher:
                                 async for chunk in response.aiter_raw():
                                     if not body.feed(chunk):
                                         break
-                                # HTML conversion is CPU work: keep it off the event loop.
-                                return await anyio.to_thread.run_sync(
-                                    _page,
-                                    first,
-                                    target,
-                                    redirects,
-                                    response,
-                                    body,
-                                    started,
-                                    headers_at,
-                                )
+                                break
                         finally:
                             await response.aclose()
                     target = following
         except TimeoutError:
             raise FetchTimeoutError(self.limits.deadline_s) from None
+        # HTML conversion is CPU work: off the event loop, and outside the network deadline
+        # (as in ``fetch``), so a page that arrived in time is not lost to its conversion.
+        return await anyio.to_thread.run_sync(
+            _page, first, target, redirects, response, body, started, headers_at
+        )
 
     def close(self) -> None:
         if self._client is not None:
