@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from websearch_core.extract import extract
+from websearch_core.extract import ExtractedDocument, extract
 
 __all__ = ["Converted", "Kind", "convert", "decode_text", "media_type_of"]
 
@@ -153,7 +153,7 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
     if media in ("text/html", "application/xhtml+xml"):
         text, charset = decode_text(body, content_type, html=True)
         document = extract(text, url)
-        return Converted("html", document.markdown, charset, document.title)
+        return Converted("html", _with_header(document), charset, document.title)
     if media == "application/json" or media.endswith("+json"):
         text, charset = decode_text(body, content_type)
         try:
@@ -173,6 +173,32 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
         "pages, JSON and PDFs]",
         None,
     )
+
+
+def _with_header(document: ExtractedDocument) -> str:
+    """The title as a heading and one line of who/when/where, then the extracted markdown.
+
+    ``extract`` leaves the headline out of the body (a benchmark's gold text has no title,
+    and the page repeats it); the model still needs it, and the date and byline too, to judge
+    how current and how authoritative the page is.
+    """
+    lines = []
+    if document.title:
+        lines.append(f"# {document.title}")
+    about = [
+        part
+        for part in (
+            f"By {document.byline}" if document.byline else None,
+            f"Published {document.published}" if document.published else None,
+            document.site_name,
+        )
+        if part
+    ]
+    if about:
+        lines.append(" · ".join(about))
+    if document.markdown:
+        lines.append(document.markdown)
+    return "\n\n".join(lines)
 
 
 def _pdf_text(body: bytes) -> str:

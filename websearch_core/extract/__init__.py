@@ -1,10 +1,21 @@
-"""HTML → markdown for the model; JSON and text pass through (see ``websearch_core.content``).
+"""HTML → main-content markdown for the model; JSON and text pass through (``content``).
 
-``extract(html, url=None, mode=...)`` is the public entry point. Today every mode but ``raw``
-is the basic cleaner (scripts, styles and page chrome out, html2text in); the main-content
-extractor that ``article`` is meant to be arrives in its own issue, behind this same call.
+``extract(html, url=None, mode="article")`` returns an ``ExtractedDocument``:
+
+- ``article`` (fetch's default): the main content only. Pages that hold no article (docs
+  indexes, search results, forums, product pages, link lists) come back as a ``full`` render
+  with ``fallback`` saying why, never empty.
+- ``full``: the whole page without chrome (scripts, menus, headers, footers, hidden and
+  furniture-named blocks).
+- ``raw``: the HTML untouched as ``markdown``; ``text`` is its visible text.
+
+Pipeline: ``clean.bound_input`` (size and nesting caps, so time stays bounded) → one
+``selectolax`` (lexbor) parse → ``metadata`` (JSON-LD, Open Graph, ``<meta>``) →
+``clean`` (junk tags, chrome) → ``select`` (paragraph votes, link density, siblings,
+pruning) → ``markdown`` (one walk, markdown and text together; inline links).
 """
 
-from websearch_core.extract.basic import ExtractedDocument, ExtractMode, extract
+from websearch_core.extract.document import ExtractedDocument, ExtractMode
+from websearch_core.extract.pipeline import extract
 
 __all__ = ["ExtractMode", "ExtractedDocument", "extract"]

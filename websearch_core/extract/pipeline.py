@@ -1,0 +1,95 @@
+"""``extract``: bound the input, parse once, read metadata, clean, select, render."""
+
+from __future__ import annotations
+
+from selectolax.lexbor import LexborHTMLParser
+
+from websearch_core.extract.clean import bound_input, remove_chrome, remove_junk
+from websearch_core.extract.document import ExtractedDocument, ExtractMode
+from websearch_core.extract.markdown import Rendered, render
+from websearch_core.extract.metadata import PageMetadata, read_metadata
+from websearch_core.extract.select import Selection, is_listing, prune, select_main
+
+__all__ = ["extract"]
+
+#: An article shorter than this many characters on a page with much more text is suspect:
+#: the selection probably caught one block of a page that is not an article.
+_SHORT_ARTICLE_CHARS = 400
+#: ... "much more" meaning this many times the article's characters.
+_PAGE_TO_ARTICLE = 4.0
+#: A "main block" whose text is more than this share link text is a list of links (search
+#: results, an index, a link page), which reads better whole.
+_LINK_LIST_DENSITY = 0.4
+
+
+def _document(
+    rendered: Rendered, meta: PageMetadata, mode: ExtractMode, fallback: str | None
+) -> ExtractedDocument:
+    return ExtractedDocument(
+        markdown=rendered.markdown,
+        text=rendered.text,
+        mode=mode,
+        fallback=fallback,
+        title=meta.title,
+        byline=meta.byline,
+        published=meta.published,
+        site_name=meta.site_name,
+        canonical_url=meta.canonical_url,
+        language=meta.language,
+        description=meta.description,
+    )
+
+
+def _full(html: str, url: str | None) -> Rendered:
+    tree = LexborHTMLParser(html)
+    remove_junk(tree)
+    remove_chrome(tree)
+    body = tree.body
+    return render([body] if body is not None else [], url)
+
+
+def extract(html: str, url: str | None = None, mode: ExtractMode = "article") -> ExtractedDocument:
+    """HTML → ``ExtractedDocument``; see the package docstring for the modes."""
+    bounded, _ = bound_input(html)
+    tree = LexborHTMLParser(bounded)
+    meta = read_metadata(tree, url)
+    if mode == "raw":
+        remove_junk(tree)
+        body = tree.body
+        text = body.text(deep=True, separator="\n", strip=True) if body is not None else ""
+        return _document(Rendered(html, text), meta, "raw", None)
+    if mode == "full":
+        return _document(_full(bounded, url), meta, "full", None)
+    remove_junk(tree)
+    remove_chrome(tree)
+    body = tree.body
+    page_chars = len(body.text(deep=True)) if body is not None else 0
+    selection = select_main(tree)
+    reason = _not_an_article(meta, selection, page_chars)
+    if reason is None and selection is not None:
+        prune(selection.nodes, meta.title)
+        rendered = render(selection.nodes, url)
+        if rendered.text:
+            return _document(rendered, meta, "article", None)
+        reason = "the likeliest article block held only page furniture"
+    return _document(_full(bounded, url), meta, "full", reason)
+
+
+def _not_an_article(meta: PageMetadata, selection: Selection | None, page_chars: int) -> str | None:
+    """Why the page should be read whole rather than cut down to ``selection``, if it should."""
+    if selection is None:
+        return "no block of prose on the page"
+    if meta.declared_kind is not None:
+        return f"the page declares itself a {meta.declared_kind}, not an article"
+    if meta.is_article:
+        return None
+    if selection.chars < _SHORT_ARTICLE_CHARS and page_chars > selection.chars * _PAGE_TO_ARTICLE:
+        return (
+            f"the likeliest article block has {selection.chars} of the page's {page_chars} "
+            "characters"
+        )
+    if selection.link_density > _LINK_LIST_DENSITY:
+        return f"{selection.link_density:.0%} of the likeliest article block is link text"
+    if is_listing(selection):
+        return "the likeliest article block is a list of linked items"
+    return None

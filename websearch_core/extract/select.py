@@ -1,0 +1,347 @@
+"""Which part of a cleaned page is the article.
+
+The idea, shared by most extractors since the Readability bookmarklet: article text comes in
+runs of long, comma-rich paragraphs that sit side by side under one container, while chrome
+comes in short, link-heavy fragments. So every paragraph votes for its parent (fully), its
+grandparent (half) and a few more ancestors (less); the container with the most votes, after
+discounting the share of its text that is link text, is the article. Its siblings join it
+when they vote nearly as strongly (an article split by an ad slot into two ``<div>``s), and
+inside the result, blocks that look like chrome (link lists, share prompts) are pruned.
+
+Speed: text lengths come from the parser (C), and link density, the one costly measure, is
+only computed for the few best-voted containers.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+from websearch_core.extract.clean import remove_nodes
+
+__all__ = ["Selection", "prune", "select_main"]
+
+#: Paragraph-like nodes that vote. ``td``: older sites lay articles out in tables.
+_VOTERS = "p, pre, td, blockquote"
+#: A paragraph shorter than this is a caption, a label or a button, not article prose.
+_MIN_VOTE_CHARS = 25
+#: How much a paragraph's vote counts at its parent, grandparent, and further up.
+_ANCESTOR_WEIGHTS = (1.0, 0.5, 1 / 6, 1 / 9, 1 / 12)
+#: Only this many of the best-voted containers get the (costly) link-density discount.
+_FINALISTS = 8
+
+_TAG_PRIOR = {
+    "article": 10.0,
+    "main": 5.0,
+    "div": 5.0,
+    "section": 3.0,
+    "pre": 3.0,
+    "td": 3.0,
+    "blockquote": 3.0,
+    "form": -3.0,
+    "ol": -3.0,
+    "ul": -3.0,
+    "li": -3.0,
+    "dl": -3.0,
+    "dd": -3.0,
+    "dt": -3.0,
+    "address": -3.0,
+    "th": -5.0,
+    "h1": -5.0,
+    "h2": -5.0,
+    "h3": -5.0,
+}
+_POSITIVE = re.compile(
+    r"article|body|content|entry|hentry|main|page|post|story|text|blog|prose|markdown",
+    re.IGNORECASE,
+)
+_NEGATIVE = re.compile(
+    r"comment|meta|footer|footnote|foot|sidebar|widget|sponsor|promo|related|share|social|"
+    r"nav|menu|masthead|header|banner|combx|shoutbox|pager|popup|tags?\b|tool",
+    re.IGNORECASE,
+)
+#: Short blocks that are furniture by what they say, whatever their markup.
+_BOILERPLATE_TEXT = re.compile(
+    r"^\W*(advertisement|advertising|ad\b|sponsored|read more|read next|related|"
+    r"recommended|see also|also read|more from|follow us|follow\b|share\b|sign up|"
+    r"subscribe|newsletter|click here|continue reading|you might also|you may also|"
+    r"most popular|trending|tags?:|topics?:|filed under|copyright|©|all rights reserved|"
+    r"image:|photo:|getty images|credit:|listen to this|loading)",
+    re.IGNORECASE,
+)
+_INLINE = frozenset(("a", "b", "strong", "i", "em", "span", "font", "u", "small", "sup", "sub"))
+_BR_CONTAINERS = frozenset(("div", "section", "article", "main", "span", "font", "center"))
+_PROSE_ITEMS = frozenset(("p", "br", "h2", "h3", "h4", "blockquote", "pre", "span", "a"))
+_SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)]?(\s|$)")
+
+
+class _Votes:
+    """A container's running tally: its score and the raw votes of the prose under it."""
+
+    __slots__ = ("mass", "node", "score")
+
+    def __init__(self, node: LexborNode, prior: float) -> None:
+        self.node = node
+        self.score = prior
+        self.mass = 0.0
+
+
+@dataclass
+class Selection:
+    nodes: list[LexborNode]
+    chars: int
+    link_density: float
+
+
+def _class_weight(node: LexborNode) -> float:
+    attrs = node.attributes
+    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
+    if attrs.get("itemprop") == "articleBody":
+        return 50.0
+    if names == " ":
+        return 0.0
+    weight = 0.0
+    if _POSITIVE.search(names):
+        weight += 25.0
+    if _NEGATIVE.search(names):
+        weight -= 25.0
+    return weight
+
+
+def _link_chars(node: LexborNode) -> int:
+    return sum(len(link.text(deep=True)) for link in node.css("a"))
+
+
+def _link_density(node: LexborNode, text_chars: int) -> float:
+    if text_chars == 0:
+        return 0.0
+    return min(1.0, _link_chars(node) / text_chars)
+
+
+def _own_text_chars(node: LexborNode) -> int:
+    """Characters of text directly in ``node`` or in its inline children (not in blocks)."""
+    chars = 0
+    child = node.child
+    while child is not None:
+        tag = child.tag
+        if tag == "-text":
+            chars += len((child.text_content or "").strip())
+        elif tag in _INLINE:
+            chars += len(child.text(deep=True).strip())
+        child = child.next
+    return chars
+
+
+def _text_voters(body: LexborNode) -> list[tuple[LexborNode, int]]:
+    """Paragraph-like nodes with their text length."""
+    voters = []
+    for node in body.css(_VOTERS):
+        voters.append((node, len(node.text(deep=True).strip())))
+    # Text set in <div>s and split by <br> instead of <p>: the <br>s' parents vote too,
+    # with the text they hold themselves.
+    seen: set[int] = set()
+    for br in body.css("br"):
+        parent = br.parent
+        if parent is None or parent.tag not in _BR_CONTAINERS or parent.mem_id in seen:
+            continue
+        seen.add(parent.mem_id)
+        voters.append((parent, _own_text_chars(parent)))
+    return voters
+
+
+def _ancestors(node: LexborNode, limit: int = 64) -> list[int]:
+    ids = []
+    current = node.parent
+    while current is not None and limit:
+        ids.append(current.mem_id)
+        current = current.parent
+        limit -= 1
+    return ids
+
+
+def select_main(tree: LexborHTMLParser) -> Selection | None:
+    """The article's nodes in document order, or ``None`` when nothing votes."""
+    body = tree.body
+    if body is None:
+        return None
+    votes: dict[int, _Votes] = {}
+    prose = body.css_first('[itemprop="articleBody"]')
+    for voter, length in _text_voters(body):
+        if length < _MIN_VOTE_CHARS:
+            continue
+        commas = voter.text(deep=True).count(",") if voter.tag != "div" else 0
+        vote = 1.0 + commas + min(length / 100, 3.0)
+        ancestor = voter.parent
+        for weight in _ANCESTOR_WEIGHTS:
+            if ancestor is None or ancestor.tag in (None, "html", "-document"):
+                break
+            key = ancestor.mem_id
+            entry = votes.get(key)
+            if entry is None:
+                prior = _TAG_PRIOR.get(ancestor.tag or "", 0.0) + _class_weight(ancestor)
+                entry = votes[key] = _Votes(ancestor, prior)
+            entry.score += vote * weight
+            entry.mass += vote
+            ancestor = ancestor.parent
+    if not votes:
+        return None
+    ranked = sorted(votes.values(), key=lambda entry: entry.score, reverse=True)
+    finals: list[tuple[float, LexborNode, int]] = []
+    for entry in ranked[:_FINALISTS]:
+        chars = len(entry.node.text(deep=True))
+        finals.append((entry.score * (1 - _link_density(entry.node, chars)), entry.node, chars))
+    finals.sort(key=lambda item: item[0], reverse=True)
+    best_score, best, _ = finals[0]
+    if prose is not None and len(prose.text(deep=True)) > 200:
+        best, best_score = prose, max(best_score, 1.0)
+    best = _climb(best, finals, best_score)
+    nodes = _with_siblings(best, votes, best_score)
+    chars = sum(len(node.text(deep=True)) for node in nodes)
+    linked = sum(_link_chars(node) for node in nodes)
+    return Selection(nodes, chars, min(1.0, linked / chars) if chars else 0.0)
+
+
+def _climb(
+    best: LexborNode, finals: list[tuple[float, LexborNode, int]], score: float
+) -> LexborNode:
+    """Move up when several strong containers share an ancestor, or the parent only wraps."""
+    close = [node for value, node, _ in finals[1:] if value >= score * 0.75]
+    if len(close) >= 2:
+        lineage = _ancestors(best, 8)
+        others = [set(_ancestors(node, 12)) for node in close]
+        for level, key in enumerate(lineage):
+            if sum(key in chain for chain in others) >= 2:
+                node = best
+                for _ in range(level + 1):
+                    parent = node.parent
+                    if parent is None or parent.tag in ("html", "body"):
+                        break
+                    node = parent
+                best = node
+                break
+    parent = best.parent
+    while parent is not None and parent.tag not in ("html", "body", None):
+        child, elements = parent.child, 0
+        while child is not None:
+            if child.is_element_node:
+                elements += 1
+            elif child.tag == "-text" and (child.text_content or "").strip():
+                elements += 2
+            child = child.next
+        if elements != 1:
+            break
+        best, parent = parent, parent.parent
+    return best
+
+
+def _with_siblings(
+    best: LexborNode, votes: dict[int, _Votes], best_score: float
+) -> list[LexborNode]:
+    parent = best.parent
+    if parent is None or parent.tag in ("html", None):
+        return [best]
+    threshold = max(10.0, best_score * 0.2)
+    best_entry = votes.get(best.mem_id)
+    best_mass = best_entry.mass if best_entry is not None else 0.0
+    mass_threshold = max(6.0, best_mass * 0.15)
+    best_class = best.attributes.get("class")
+    chosen: list[LexborNode] = []
+    sibling = parent.child
+    while sibling is not None:
+        if sibling.mem_id == best.mem_id:
+            chosen.append(sibling)
+        elif sibling.is_element_node:
+            entry = votes.get(sibling.mem_id)
+            same_class = best_class and sibling.attributes.get("class") == best_class
+            bonus = best_score * 0.2 if same_class else 0.0
+            text = sibling.text(deep=True)
+            chars = len(text.strip())
+            if entry is not None and (
+                entry.score + bonus >= threshold or entry.mass >= mass_threshold
+            ):
+                if _link_density(sibling, chars) < 0.5:
+                    chosen.append(sibling)
+            elif sibling.tag == "p" and chars:
+                density = _link_density(sibling, chars)
+                if (chars > 80 and density < 0.25) or (
+                    density == 0 and _SENTENCE_END.search(text) is not None
+                ):
+                    chosen.append(sibling)
+        sibling = sibling.next
+    return chosen
+
+
+def _repeated_items(node: LexborNode) -> tuple[int, int]:
+    """The largest run of same-tag, same-class children that each hold a link: (count, chars)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    child = node.child
+    while child is not None:
+        tag = child.tag
+        if child.is_element_node and tag not in _PROSE_ITEMS and child.css_first("a[href]"):
+            key = (tag or "", child.attributes.get("class") or "")
+            groups.setdefault(key, []).append(len(child.text(deep=True).strip()))
+        child = child.next
+    if not groups:
+        return 0, 0
+    best = max(groups.values(), key=len)
+    return len(best), sum(best)
+
+
+def is_listing(selection: Selection) -> bool:
+    """Whether the selection is a list of linked items (search results, an index, a feed).
+
+    Such a page has no article; its "main block" is a run of four or more alike items, each
+    with a link, short on average, that hold most of the block's text. Paragraphs do not
+    count as items: an article whose every paragraph carries a link is still an article.
+    """
+    if selection.chars == 0:
+        return False
+    candidates = list(selection.nodes)
+    for node in selection.nodes:
+        child = node.child
+        while child is not None and len(candidates) < 64:
+            if child.is_element_node:
+                candidates.append(child)
+            child = child.next
+    for node in candidates:
+        count, chars = _repeated_items(node)
+        if count >= 4 and chars >= selection.chars * 0.6 and chars / count < 400:
+            return True
+    return False
+
+
+def prune(nodes: list[LexborNode], title: str | None) -> None:
+    """Remove chrome left inside the selection: link lists, furniture phrases, the headline."""
+    doomed: list[LexborNode] = []
+    title_key = " ".join(title.split()).lower() if title else None
+    headline_seen = False
+    for root in nodes:
+        for node in root.css("div, section, ul, ol, table, form, dl, p, h1, h2, span, figure"):
+            tag = node.tag
+            text = node.text(deep=True)
+            chars = len(text.strip())
+            if tag == "h1" or (tag == "h2" and not headline_seen and title_key):
+                squashed = " ".join(text.split()).lower()
+                if title_key and squashed and (squashed in title_key or title_key in squashed):
+                    doomed.append(node)
+                    headline_seen = True
+                continue
+            if tag == "h2":
+                continue
+            if chars == 0:
+                continue
+            if chars < 160 and _BOILERPLATE_TEXT.match(text.strip()):
+                doomed.append(node)
+                continue
+            if tag in ("p", "span"):
+                continue
+            if text.count(",") >= 10 and tag not in ("ul", "ol"):
+                continue
+            density = _link_density(node, chars)
+            limit = 0.5 if chars > 200 else 0.33
+            link_list = density > limit and node.css_first("a") is not None
+            if link_list or (_class_weight(node) < 0 and chars < 500):
+                doomed.append(node)
+    remove_nodes(doomed)
