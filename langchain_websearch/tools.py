@@ -48,14 +48,22 @@ class WebSearchTool(BaseTool):
     Invoke:
         .. code-block:: python
 
-            tool.invoke({"query": "python asyncio timeout", "site": "docs.python.org"})
+            tool = WebSearchTool(session=WebSearch("brave"))
+            print(tool.invoke({"query": "python frameworks", "count": 3}))
 
         .. code-block:: none
 
-            1. Coroutines and Tasks — Python 3 documentation — https://docs.python.org/3/library/asyncio-task.html
-               asyncio.timeout(delay) returns an asynchronous context manager that can be used …
+            1. Top Python Web Frameworks — https://example.com/python-frameworks
+               2 days ago · A comprehensive guide to Python web frameworks...
+            2. Web frameworks for Python — https://example.org/docs/web-frameworks/
+               2025-04-12 · An overview of Python web frameworks and how to choose one.
+            3. Choosing a Python framework — https://example.net/blog/choosing-a-python-framework
+               Notes on picking a framework for a new project.
 
-            1 result from searxng for "python asyncio timeout".
+            3 results from brave for "python frameworks".
+
+        (This is the real output on Brave's documented example response, the one the test
+        cassette replays.)
 
         Invoked with a ``ToolCall``, the ``ToolMessage`` carries that text as ``content`` and
         the ``SearchResponse`` as ``artifact``. A failure (rate limit, provider down, an
