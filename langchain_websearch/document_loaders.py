@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from langchain_core.document_loaders import BaseLoader
 from langchain_core.documents import Document
 
-from websearch_core import FetchError, Page, WebSearch, WebSearchError
-from websearch_core.documents import document_id, page_metadata
+from websearch_core import Page, WebSearch, WebSearchError
+from websearch_core.documents import document_id, page_metadata, settle
 
 __all__ = ["WebPageLoader", "page_document"]
 
@@ -68,13 +68,9 @@ class WebPageLoader(BaseLoader):
         self.failures: list[tuple[str, str]] = []
 
     def _document_or_failure(self, url: str, outcome: Page | WebSearchError) -> Document | None:
-        if isinstance(outcome, Page) and outcome.ok:
-            return page_document(outcome)
-        error = (
-            outcome
-            if isinstance(outcome, WebSearchError)
-            else FetchError(f"HTTP {outcome.status} {outcome.reason}".strip())
-        )
+        error = settle(outcome)
+        if isinstance(error, Page):
+            return page_document(error)
         if self.fail_on_error:
             raise error
         logger.warning("could not load %s: %s", url, error)

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field
 
 from langchain_websearch.document_loaders import page_document
 from websearch_core import Page, SearchResponse, WebSearch, WebSearchError
-from websearch_core.documents import document_id, result_metadata
+from websearch_core.documents import document_id, result_metadata, settle
 from websearch_core.models import DEFAULT_COUNT
 
 __all__ = ["WebSearchRetriever"]
@@ -66,17 +66,13 @@ class WebSearchRetriever(BaseRetriever):
         ]
 
     def _merge(self, snippet: Document, outcome: Page | WebSearchError) -> Document:
-        if isinstance(outcome, Page) and outcome.ok:
-            page = page_document(outcome)
+        settled = settle(outcome)
+        if isinstance(settled, Page):
+            page = page_document(settled)
             page.metadata = {**snippet.metadata, **page.metadata}
             return page
-        message = (
-            str(outcome)
-            if isinstance(outcome, WebSearchError)
-            else (f"HTTP {outcome.status} {outcome.reason}".strip())
-        )
-        logger.warning("could not fetch %s: %s", snippet.metadata["url"], message)
-        snippet.metadata["fetch_error"] = message
+        logger.warning("could not fetch %s: %s", snippet.metadata["url"], settled)
+        snippet.metadata["fetch_error"] = str(settled)
         return snippet
 
     def _get_relevant_documents(

@@ -14,8 +14,8 @@ from llama_index.core.schema import Document
 from pydantic import Field, PrivateAttr
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from websearch_core import FetchError, Page, SearchResponse, SearchResult, WebSearch, WebSearchError
-from websearch_core.documents import document_id, page_metadata, result_metadata
+from websearch_core import Page, SearchResponse, SearchResult, WebSearch, WebSearchError
+from websearch_core.documents import document_id, page_metadata, result_metadata, settle
 from websearch_core.models import DEFAULT_COUNT
 
 __all__ = [
@@ -92,13 +92,6 @@ def _document(doc_id: str, text: str, metadata: dict[str, Any]) -> Document:
 def page_document(page: Page) -> Document:
     """A ``Document`` of a page: markdown text, the core's metadata keys, deterministic id."""
     return _document(document_id(page.final_url, page.content), page.content, page_metadata(page))
-
-
-def _settle(outcome: Page | WebSearchError) -> Page | WebSearchError:
-    """A fetch outcome with a non-2xx page counted as the failure it is for a reader."""
-    if isinstance(outcome, Page) and not outcome.ok:
-        return FetchError(f"HTTP {outcome.status} {outcome.reason}".strip())
-    return outcome
 
 
 class _FailureReporting(BasePydanticReader):
@@ -186,7 +179,7 @@ class WebPageReader(_FailureReporting):
         with self._progress(len(urls), "Fetching pages") as bar:
             for url, outcome in self.session.fetch_many(urls, concurrency=self.concurrency):
                 bar.update()
-                settled = _settle(outcome)
+                settled = settle(outcome)
                 if isinstance(settled, Page):
                     yield page_document(settled)
                 else:
@@ -213,7 +206,7 @@ class WebPageReader(_FailureReporting):
         with self._progress(len(urls), "Fetching pages") as bar:
             async for url, outcome in self.session.afetch_many(urls, concurrency=self.concurrency):
                 bar.update()
-                settled = _settle(outcome)
+                settled = settle(outcome)
                 if isinstance(settled, Page):
                     yield page_document(settled)
                 else:
@@ -269,7 +262,7 @@ class WebSearchReader(_FailureReporting):
         self, result: SearchResult, provider: str, outcome: Page | WebSearchError
     ) -> Document:
         metadata = result_metadata(result, provider)
-        settled = _settle(outcome)
+        settled = settle(outcome)
         if isinstance(settled, Page):
             page = page_document(settled)
             page.metadata = {**metadata, **page.metadata, "title": settled.title or result.title}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.http_server import ScriptedServer, scripted_server
+from tests.support.http_server import Reply, ScriptedServer, scripted_server
 
 #: Header names whose values are credentials; VCR drops them before a cassette is written.
 SECRET_HEADERS = ("x-subscription-token", "authorization", "x-api-key", "cookie", "set-cookie")
@@ -134,3 +134,22 @@ def _no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "WEBSEARCH_TIMEOUT",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+GO_PAGE = b"<html><head><title>Go 1.26</title></head><body><h1>Go 1.26</h1><p>Iterators.</p></body>"
+
+
+@pytest.fixture
+def site(server: ScriptedServer) -> ScriptedServer:
+    """A small web on loopback for the adapters: a SearXNG-shaped /search with three results,
+    two pages, and a dead link."""
+    results = [
+        {"title": "Go 1.26 Release Notes", "url": f"{server.url}/go", "content": "Go 1.26 adds"},
+        {"title": "Blog", "url": f"{server.url}/blog", "content": "Announcing Go 1.26"},
+        {"title": "Gone", "url": f"{server.url}/gone", "content": "a dead link"},
+    ]
+    server.script("/search", Reply(200, {"results": results}))
+    server.script("/go", Reply(200, GO_PAGE, {"Content-Type": "text/html; charset=utf-8"}))
+    server.script("/blog", Reply(200, b"<p>Blog post.</p>", {"Content-Type": "text/html"}))
+    server.script("/gone", Reply(404, b"not here", {"Content-Type": "text/plain"}))
+    return server

@@ -21,7 +21,7 @@ from langchain_websearch import (
     WebSearchToolkit,
     interrupt_on,
 )
-from tests.support.http_server import Reply, ScriptedServer
+from tests.support.http_server import ScriptedServer
 from tests.support.scripted_chat import ScriptedChatModel, tool_call
 from websearch_core import (
     FetchError,
@@ -32,33 +32,6 @@ from websearch_core import (
     WebSearch,
 )
 from websearch_core.render import FENCE_END, FENCE_NOTE
-
-PAGE = b"<html><head><title>Go 1.26</title></head><body><h1>Go 1.26</h1><p>Iterators.</p></body>"
-
-
-@pytest.fixture
-def site(server: ScriptedServer) -> ScriptedServer:
-    server.script(
-        "/search",
-        Reply(
-            200,
-            {
-                "results": [
-                    {
-                        "title": "Go 1.26 Release Notes",
-                        "url": f"{server.url}/go",
-                        "content": "Go 1.26 adds",
-                    },
-                    {"title": "Blog", "url": f"{server.url}/blog", "content": "Announcing Go 1.26"},
-                    {"title": "Gone", "url": f"{server.url}/gone", "content": "a dead link"},
-                ]
-            },
-        ),
-    )
-    server.script("/go", Reply(200, PAGE, {"Content-Type": "text/html; charset=utf-8"}))
-    server.script("/blog", Reply(200, b"<p>Blog post.</p>", {"Content-Type": "text/html"}))
-    server.script("/gone", Reply(404, b"not here", {"Content-Type": "text/plain"}))
-    return server
 
 
 @pytest.fixture

@@ -30,38 +30,11 @@ from llamaindex_websearch import (
     WebSearchToolSpec,
     require_approval,
 )
-from tests.support.http_server import Reply, ScriptedServer
+from tests.support.http_server import ScriptedServer
 from websearch_core import FetchError, JailPolicy, URLRefusedError, WebSearch
 from websearch_core.documents import METADATA_KEYS
 from websearch_core.render import FENCE_END, FENCE_NOTE
 from websearch_core.tooling import FETCH_DESCRIPTION, SEARCH_DESCRIPTION
-
-PAGE = b"<html><head><title>Go 1.26</title></head><body><h1>Go 1.26</h1><p>Iterators.</p></body>"
-
-
-@pytest.fixture
-def site(server: ScriptedServer) -> ScriptedServer:
-    server.script(
-        "/search",
-        Reply(
-            200,
-            {
-                "results": [
-                    {
-                        "title": "Go 1.26 Release Notes",
-                        "url": f"{server.url}/go",
-                        "content": "Go 1.26 adds",
-                    },
-                    {"title": "Blog", "url": f"{server.url}/blog", "content": "Announcing Go 1.26"},
-                    {"title": "Gone", "url": f"{server.url}/gone", "content": "a dead link"},
-                ]
-            },
-        ),
-    )
-    server.script("/go", Reply(200, PAGE, {"Content-Type": "text/html; charset=utf-8"}))
-    server.script("/blog", Reply(200, b"<p>Blog post.</p>", {"Content-Type": "text/html"}))
-    server.script("/gone", Reply(404, b"not here", {"Content-Type": "text/plain"}))
-    return server
 
 
 def session_for(server: ScriptedServer) -> WebSearch:

@@ -10,9 +10,10 @@ import hashlib
 import uuid
 from typing import Any
 
+from websearch_core.errors import FetchError, WebSearchError
 from websearch_core.models import Page, SearchResult
 
-__all__ = ["METADATA_KEYS", "document_id", "page_metadata", "result_metadata"]
+__all__ = ["METADATA_KEYS", "document_id", "page_metadata", "result_metadata", "settle"]
 
 #: The keys every page document carries (values may be None where unknown).
 METADATA_KEYS = (
@@ -61,3 +62,11 @@ def result_metadata(result: SearchResult, provider: str) -> dict[str, Any]:
         "published": result.published,
         "provider": provider,
     }
+
+
+def settle(outcome: Page | WebSearchError) -> Page | WebSearchError:
+    """A fetch outcome as a pipeline sees it: a non-2xx page is a failure, not a document
+    made of the error page's text."""
+    if isinstance(outcome, Page) and not outcome.ok:
+        return FetchError(f"HTTP {outcome.status} {outcome.reason}".strip())
+    return outcome
