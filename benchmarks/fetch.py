@@ -815,7 +815,7 @@ def table(report: Report) -> Iterator[str]:
     )
     yield (
         f"  websearch-pack {v['websearch-pack']} (httpx {v['httpx']}, httpcore {v['httpcore']}, "
-        f"selectolax {v['selectolax']}, html2text {v['html2text']})"
+        f"selectolax {v['selectolax']})"
     )
     yield (
         f"  langchain-community {v['langchain-community']} (langchain-core "
