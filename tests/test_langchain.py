@@ -291,3 +291,15 @@ async def test_loader_sync_load_inside_a_running_loop(site: ScriptedServer, ws: 
     docs = WebPageLoader([f"{site.url}/blog"], session=ws).load()
     assert docs[0].page_content == "Blog post."
     assert asyncio.get_running_loop().is_running()
+
+
+def test_importing_the_adapter_does_not_import_llamaindex() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, langchain_websearch; "
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('llama_index')}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
