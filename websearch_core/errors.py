@@ -12,9 +12,12 @@ The tree::
     │   ├── RateLimitedError            429 after one retry (``retry_after``), or quota spent
     │   ├── ProviderUnavailableError    5xx after one retry, timeout or network failure
     │   └── ProviderResponseError       the provider answered something we cannot use
-    └── FetchError                      a page could not be fetched (network, protocol, redirects)
-        ├── FetchTimeoutError           the whole fetch, redirects included, ran past its deadline
-        └── URLRefusedError             the URL jail said no (``reason``); nothing was sent
+    ├── FetchError                      a page could not be fetched (network, protocol, redirects)
+    │   ├── FetchTimeoutError           the whole fetch, redirects included, ran past its deadline
+    │   └── URLRefusedError             the URL jail said no (``reason``); nothing was sent
+    └── InternalError                   something failed that the package did not foresee (a bug):
+                                        the message names the operation; the traceback is logged
+                                        at DEBUG level
 
 Every message says what happened and what to do next, because the reader is usually a model
 deciding its next step. No message, ``repr`` or attribute ever carries a credential: errors
@@ -28,6 +31,7 @@ __all__ = [
     "ConfigurationError",
     "FetchError",
     "FetchTimeoutError",
+    "InternalError",
     "InvalidRequestError",
     "ProviderError",
     "ProviderNotConfiguredError",
@@ -192,3 +196,22 @@ class URLRefusedError(FetchError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class InternalError(WebSearchError):
+    """An exception the package did not foresee escaped an operation: a bug, reported typed.
+
+    The public entry points turn any such exception into this one, so an agent loop sees a
+    tool failure it can route around instead of a crash. The message names the operation and
+    the exception's type, never its text (which could echo a URL or a key); the traceback is
+    logged at DEBUG level, with every configured secret redacted.
+    """
+
+    def __init__(self, operation: str, cause: BaseException) -> None:
+        super().__init__(
+            f"{operation} failed unexpectedly ({type(cause).__name__}): this is a bug in "
+            "websearch-pack, not in the request; try another source, and report it with the "
+            "DEBUG log"
+        )
+        self.operation = operation
+        self.cause_type = type(cause).__name__

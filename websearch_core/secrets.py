@@ -1,0 +1,95 @@
+"""Secrets: a URL type whose password never shows, and the redactor for text we did not write.
+
+Our own messages never hold a key. But a provider may echo the request in its error body or
+its results, and an operator's base URL may carry ``user:password@``. Every text the session
+builds from a provider's answer, every error leaving a public entry point and every log line
+go through ``Redactor.redact``, which replaces each configured secret — in the forms it can
+travel in: as is, percent-encoded, and, for URL credentials, the password and ``user:password``
+— with ``[redacted]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import quote, unquote, urlsplit
+
+from pydantic import SecretStr
+
+from websearch_core.errors import WebSearchError
+
+__all__ = ["REDACTED", "Redactor", "SecretURL", "url_credentials"]
+
+REDACTED = "[redacted]"
+#: Shorter values are not redacted: replacing every "ab" in a message would garble it, and a
+#: two-character secret protects nothing anyway.
+_MIN_SECRET_CHARS = 4
+
+
+def url_credentials(url: str) -> list[str]:
+    """The secret parts of ``url``'s userinfo: the password, and ``user:password``."""
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+        user = parts.username
+    except ValueError:
+        return [url]  # unreadable: treat the whole URL as the secret
+    found: list[str] = []
+    if password:
+        found += [password, unquote(password)]
+        if user:
+            found += [f"{user}:{password}", f"{unquote(user)}:{unquote(password)}"]
+    elif user:
+        found += [user, unquote(user)]  # a token passed as the user name
+    return found
+
+
+class SecretURL(SecretStr):
+    """An operator's URL that may carry credentials: shown with its userinfo masked.
+
+    ``repr``, ``str`` and JSON show ``http://***@host:8888``; ``get_secret_value()`` is the
+    real URL.
+    """
+
+    def _display(self) -> str:
+        url = self.get_secret_value()
+        try:
+            parts = urlsplit(url)
+            if parts.username is None and parts.password is None:
+                return url
+        except ValueError:
+            return "**********"
+        host = parts.netloc.rpartition("@")[2]
+        return parts._replace(netloc=f"***@{host}").geturl()
+
+
+class Redactor:
+    """Replaces configured secrets in text."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms: set[str] = set()
+        for secret in secrets:
+            for form in (secret, quote(secret, safe=""), quote(secret)):
+                if len(form) >= _MIN_SECRET_CHARS:
+                    forms.add(form)
+        # Longest first, so a secret that contains another is replaced whole.
+        self._forms = sorted(forms, key=len, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._forms)
+
+    def redact(self, text: str) -> str:
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, REDACTED)
+        return text
+
+    def scrub(self, error: WebSearchError) -> WebSearchError:
+        """``error`` with its message redacted, in place (its type and fields stay)."""
+        clean = self.redact(error.message)
+        if clean != error.message:
+            error.message = clean
+            error.args = (clean,)
+        return error
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._forms)} forms)"
