@@ -9,7 +9,7 @@ from langchain_core.document_loaders import BaseLoader
 from langchain_core.documents import Document
 
 from websearch_core import Page, WebSearch, WebSearchError
-from websearch_core.documents import document_id, page_metadata, settle
+from websearch_core.documents import document_id, page_metadata, settle, url_list
 
 __all__ = ["WebPageLoader", "page_document"]
 
@@ -61,7 +61,7 @@ class WebPageLoader(BaseLoader):
         concurrency: int = 8,
         fail_on_error: bool = False,
     ) -> None:
-        self.urls = [urls] if isinstance(urls, str) else list(urls)
+        self.urls = url_list(urls)
         self.session = session or WebSearch()
         self.concurrency = concurrency
         self.fail_on_error = fail_on_error

@@ -99,9 +99,9 @@ class WebSearchTool(BaseTool):
     ) -> tuple[str, SearchResponse]:
         try:
             response = self.session.search(query, **_search_kwargs(options))
+            return response.render(), response
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc
-        return response.render(), response
 
     async def _arun(
         self,
@@ -111,9 +111,9 @@ class WebSearchTool(BaseTool):
     ) -> tuple[str, SearchResponse]:
         try:
             response = await self.session.asearch(query, **_search_kwargs(options))
+            return response.render(), response
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc
-        return response.render(), response
 
 
 class WebFetchTool(BaseTool):

@@ -15,7 +15,13 @@ from pydantic import Field, PrivateAttr
 from tqdm import tqdm  # type: ignore[import-untyped]
 
 from websearch_core import Page, SearchResponse, SearchResult, WebSearch, WebSearchError
-from websearch_core.documents import document_id, page_metadata, result_metadata, settle
+from websearch_core.documents import (
+    document_id,
+    page_metadata,
+    result_metadata,
+    settle,
+    url_list,
+)
 from websearch_core.models import DEFAULT_COUNT
 
 __all__ = [
@@ -174,7 +180,7 @@ class WebPageReader(_FailureReporting):
         Args:
             urls (list[str]): The pages to load (http or https).
         """
-        urls = [urls] if isinstance(urls, str) else list(urls)
+        urls = url_list(urls)
         self._failures = []
         with self._progress(len(urls), "Fetching pages") as bar:
             for url, outcome in self.session.fetch_many(urls, concurrency=self.concurrency):
@@ -201,7 +207,7 @@ class WebPageReader(_FailureReporting):
         Args:
             urls (list[str]): The pages to load (http or https).
         """
-        urls = [urls] if isinstance(urls, str) else list(urls)
+        urls = url_list(urls)
         self._failures = []
         with self._progress(len(urls), "Fetching pages") as bar:
             async for url, outcome in self.session.afetch_many(urls, concurrency=self.concurrency):

@@ -251,7 +251,8 @@ def test_environment_configures_providers(monkeypatch: pytest.MonkeyPatch) -> No
     ws = WebSearch()
     assert ws.providers == ["brave", "searxng", "ddgs"]
     assert ws.settings.provider == "searxng"
-    assert ws.settings.searxng_url == "http://127.0.0.1:9"
+    assert ws.settings.searxng_url is not None
+    assert ws.settings.searxng_url.get_secret_value() == "http://127.0.0.1:9"
     assert WebSearch("brave").settings.provider == "brave"  # the argument wins
 
 

@@ -1,12 +1,14 @@
 """``websearch search QUERY`` and ``websearch fetch URL``: what a model would read, or JSON.
 
 Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request,
-a refused URL or a configuration problem, 1 for a provider or network failure.
+a refused URL or a configuration problem, 1 for a provider or network failure. A reader that
+stops early (``| head -1``) ends the output quietly, as Unix tools do, with status 141.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -51,20 +53,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: What a shell reports for a process ended by SIGPIPE (128 + 13).
+_BROKEN_PIPE = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        return _emit(_run(_parser().parse_args(argv)))
+    except BrokenPipeError:
+        # The reader went away: point stdout at nothing so the interpreter's final flush
+        # does not raise again, and end as a process killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _BROKEN_PIPE
+
+
+def _emit(result: tuple[int, str | None]) -> int:
+    status, output = result
+    if output is not None:
+        sys.stdout.write(output + "\n")
+        sys.stdout.flush()
+    return status
+
+
+def _run(args: argparse.Namespace) -> tuple[int, str | None]:
     try:
         with WebSearch(args.provider if args.command == "search" else None) as ws:
             if args.command == "providers":
-                for name in ws.providers:
-                    print(f"{name}: configured")
-                for name, missing in ws.unconfigured.items():
-                    print(f"{name}: not configured ({missing})")
-                return 0
+                lines = [f"{name}: configured" for name in ws.providers]
+                lines += [
+                    f"{name}: not configured ({why})" for name, why in ws.unconfigured.items()
+                ]
+                return 0, "\n".join(lines)
             if args.command == "fetch":
                 page = ws.fetch(args.url, max_bytes=args.max_bytes, offset=args.offset)
-                print(page.model_dump_json(indent=2) if args.json else page.render())
-                return 0
+                return 0, page.model_dump_json(indent=2) if args.json else page.render()
             response = ws.search(
                 " ".join(args.query),
                 count=args.count,
@@ -76,11 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WebSearchError as exc:
         print(f"websearch: error: {exc}", file=sys.stderr)
         refused = ConfigurationError | InvalidRequestError | URLRefusedError
-        return 2 if isinstance(exc, refused) else 1
+        return (2 if isinstance(exc, refused) else 1), None
     except KeyboardInterrupt:
-        return 130
-    print(response.model_dump_json(indent=2) if args.json else response.render())
-    return 0
+        return 130, None
+    return 0, response.model_dump_json(indent=2) if args.json else response.render()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@
 | Brave key        | ``brave_api_key``| ``BRAVE_API_KEY``, ``BRAVE_SEARCH_API_KEY`` |
 | Tavily key       | ``tavily_api_key``| ``TAVILY_API_KEY``                     |
 | SearXNG base URL | ``searxng_url``  | ``SEARXNG_URL``, ``SEARX_HOST``         |
-| timeout (s)      | ``timeout``      | ``WEBSEARCH_TIMEOUT``                   |
+| Brave base URL   | ``brave_base_url`` | ``BRAVE_BASE_URL``                    |
+| Tavily base URL  | ``tavily_base_url`` | ``TAVILY_BASE_URL``                  |
+| search deadline (s) | ``timeout``   | ``WEBSEARCH_TIMEOUT``                   |
+| provider answer ceiling | ``provider_max_bytes`` | ``WEBSEARCH_PROVIDER_MAX_BYTES`` |
 | fetch ceiling    | ``fetch_max_bytes`` | ``WEBSEARCH_FETCH_MAX_BYTES``        |
 | fetch deadline   | ``fetch_timeout``   | ``WEBSEARCH_FETCH_TIMEOUT``          |
 | output budget    | ``output_chars``    | ``WEBSEARCH_OUTPUT_CHARS``           |
@@ -24,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from websearch_core.domains import normalise_base_url
 from websearch_core.models import DEFAULT_OUTPUT_CHARS
+from websearch_core.secrets import SecretURL, url_credentials
 
 __all__ = ["ENVIRONMENT", "Settings"]
 
@@ -33,7 +37,10 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "brave_api_key": ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY"),
     "tavily_api_key": ("TAVILY_API_KEY",),
     "searxng_url": ("SEARXNG_URL", "SEARX_HOST"),
+    "brave_base_url": ("BRAVE_BASE_URL",),
+    "tavily_base_url": ("TAVILY_BASE_URL",),
     "timeout": ("WEBSEARCH_TIMEOUT",),
+    "provider_max_bytes": ("WEBSEARCH_PROVIDER_MAX_BYTES",),
     "fetch_max_bytes": ("WEBSEARCH_FETCH_MAX_BYTES",),
     "fetch_timeout": ("WEBSEARCH_FETCH_TIMEOUT",),
     "output_chars": ("WEBSEARCH_OUTPUT_CHARS",),
@@ -51,8 +58,15 @@ class Settings(BaseModel):
     provider: str = "auto"
     brave_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
-    searxng_url: str | None = None
+    #: Operator endpoints. A credential in one (``https://user:pass@host``) is a secret: shown
+    #: masked, redacted from every message, and sent as a header, never in a URL.
+    searxng_url: SecretURL | None = None
+    brave_base_url: SecretURL | None = None
+    tavily_base_url: SecretURL | None = None
+    #: One deadline for a whole search: connect, TLS, headers, body, the retry and its wait.
     timeout: float = Field(default=10.0, gt=0, le=120)
+    #: A provider's answer is read like a page: decoded bytes up to this ceiling.
+    provider_max_bytes: int = Field(default=5_000_000, ge=10_000, le=100_000_000)
     #: The longest ``Retry-After`` we sleep through before the one retry; a longer one is
     #: reported to the model instead, because a tool call should not hang for minutes.
     max_retry_wait: float = Field(default=5.0, ge=0, le=60)
@@ -66,7 +80,7 @@ class Settings(BaseModel):
     #: None by default, and HTTP(S)_PROXY is never read for fetches: a proxy resolves names
     #: itself, so connections can no longer be pinned to the addresses the jail checked.
     #: Secret because a proxy URL often carries a password.
-    fetch_proxy: SecretStr | None = None
+    fetch_proxy: SecretURL | None = None
 
     @field_validator("allow_domains", "deny_domains", mode="before")
     @classmethod
@@ -86,10 +100,36 @@ class Settings(BaseModel):
         raw = value.get_secret_value() if isinstance(value, SecretStr) else value
         return None if isinstance(raw, str) and not raw.strip() else value
 
-    @field_validator("searxng_url")
+    @field_validator("searxng_url", "brave_base_url", "tavily_base_url", mode="before")
     @classmethod
-    def _base_url(cls, value: str | None) -> str | None:
-        return normalise_base_url(value) if value and value.strip() else None
+    def _base_url(cls, value: object) -> object:
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str):
+            raise ValueError("give the base URL as a string, e.g. http://localhost:8080")
+        return SecretURL(normalise_base_url(raw))
+
+    @field_validator("fetch_proxy", mode="before")
+    @classmethod
+    def _proxy_url(cls, value: object) -> object:
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            return None
+        if not isinstance(raw, str) or not raw.strip().lower().startswith(("http://", "https://")):
+            raise ValueError("the fetch proxy must be an http:// or https:// URL")
+        return SecretURL(raw.strip())
+
+    def secrets(self) -> list[str]:
+        """Every secret value these settings hold, in the forms it could be echoed in."""
+        found: list[str] = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretURL):
+                found += url_credentials(value.get_secret_value())
+            elif isinstance(value, SecretStr):
+                found.append(value.get_secret_value())
+        return found
 
     @classmethod
     def resolve(

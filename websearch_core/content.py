@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from websearch_core.extract import ExtractedDocument, extract
+from websearch_core.text import clean_text, one_line
 
 __all__ = ["Converted", "Kind", "convert", "decode_text", "media_type_of"]
 
@@ -31,6 +32,8 @@ _BOMS = (
 #: How far into a page ``<meta charset>`` is looked for (the HTML spec says 1024 bytes; a
 #: little more forgives long ``<head>`` preambles).
 _META_SCAN_BYTES = 4096
+#: RFC 6838 restricted-name characters, plus the slash between type and subtype.
+_MEDIA_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789!#$&^_.+-/")
 _TEXT_LIKE = ("application/xml", "application/javascript", "application/x-yaml", "application/yaml")
 
 
@@ -45,6 +48,8 @@ class Converted:
 def media_type_of(content_type: str | None, body: bytes) -> str:
     """The media type from the header, or sniffed from the first bytes when it is missing."""
     media = (content_type or "").partition(";")[0].strip().lower()
+    if not _MEDIA_CHARS.issuperset(media) or len(media) > 100 or media.count("/") != 1:
+        media = ""  # not a media type: sniff rather than show a server's free text
     if media and media != "application/octet-stream":
         return media
     head = body[:512].lstrip().lower()
@@ -96,15 +101,56 @@ def _meta_charset(body: bytes) -> str | None:
     return None
 
 
+#: The text encodings a page may declare, by Python's name for them, and the codec we decode
+#: with: the WHATWG Encoding Standard's set, read as browsers read it (a "latin-1" or "ascii"
+#: label is Windows-1252, "gb2312" is GBK, "shift_jis" is Windows-31J …). Anything else — a
+#: codec that is not a text encoding (``rot-13``, ``base64``, ``zlib``, ``uu``), one that
+#: always fails (``undefined``), one that interprets escapes (``unicode_escape``, ``utf-7``,
+#: ``idna``) — is ignored, and the charset is detected instead.
+_PAGE_CODECS = {
+    "utf-8": "utf-8",
+    "utf-16": "utf-16",
+    "utf-16-be": "utf-16-be",
+    "utf-16-le": "utf-16-le",
+    "utf-32": "utf-32",
+    "cp866": "cp866",
+    **{f"iso8859-{n}": f"iso8859-{n}" for n in (2, 3, 4, 5, 6, 7, 8, 10, 13, 14, 15, 16)},
+    "iso8859-1": "cp1252",
+    "latin-1": "cp1252",
+    "ascii": "cp1252",
+    "iso8859-9": "cp1254",
+    "iso8859-11": "cp874",
+    "tis-620": "cp874",
+    "koi8-r": "koi8-r",
+    "koi8-u": "koi8-u",
+    "mac-roman": "mac-roman",
+    "mac-cyrillic": "mac-cyrillic",
+    "cp874": "cp874",
+    **{f"cp125{n}": f"cp125{n}" for n in range(9)},
+    "gbk": "gbk",
+    "gb2312": "gbk",
+    "gb18030": "gb18030",
+    "big5": "big5hkscs",
+    "big5hkscs": "big5hkscs",
+    "euc_jp": "euc_jp",
+    "iso2022_jp": "iso2022_jp",
+    "shift_jis": "cp932",
+    "cp932": "cp932",
+    "euc_kr": "cp949",
+    "cp949": "cp949",
+}
+_MAX_LABEL_CHARS = 40
+
+
 def _codec(name: str | None) -> str | None:
-    if not name:
+    """The codec for a declared charset, or ``None`` if it is not a page encoding we read."""
+    if not name or len(name) > _MAX_LABEL_CHARS or not name.isascii() or not name.isprintable():
         return None
     try:
-        codec = codecs.lookup(name).name
+        codec = codecs.lookup(name.strip()).name
     except LookupError:
         return None
-    # Browsers read a "latin-1"/"ascii" label as Windows-1252; so do we (RFC 7231 / WHATWG).
-    return "cp1252" if codec in ("latin-1", "iso8859-1", "ascii") else codec
+    return _PAGE_CODECS.get(codec)
 
 
 _SINGLE_BYTE = frozenset(("cp1252", "iso8859-15", "cp1250", "cp1251", "iso8859-2", "koi8-r"))
@@ -137,7 +183,7 @@ def decode_text(body: bytes, content_type: str | None, *, html: bool = False) ->
             return body.decode("utf-8"), "utf-8"
         try:
             return body.decode(declared), declared
-        except UnicodeDecodeError:
+        except UnicodeError:
             continue  # the declaration is wrong: fall through to the next source
     try:
         return body.decode("utf-8"), "utf-8"
@@ -148,7 +194,17 @@ def decode_text(body: bytes, content_type: str | None, *, html: bool = False) ->
 
 
 def convert(body: bytes, content_type: str | None, url: str) -> Converted:
-    """The page as text for the model; binary content becomes a sentence, never bytes."""
+    """The page as text for the model; binary content becomes a sentence, never bytes.
+
+    Whatever the kind, the text has one kind of line break and no control characters
+    (``text.clean_text``): a NUL or an ESC in a page never reaches the model.
+    """
+    converted = _converted(body, content_type, url)
+    title = one_line(converted.title) if converted.title else None
+    return Converted(converted.kind, clean_text(converted.content), converted.charset, title)
+
+
+def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     media = media_type_of(content_type, body)
     if media in ("text/html", "application/xhtml+xml"):
         text, charset = decode_text(body, content_type, html=True)
@@ -160,8 +216,8 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
             return Converted(
                 "json", json.dumps(json.loads(text), indent=2, ensure_ascii=False), charset
             )
-        except ValueError:
-            return Converted("text", text, charset)  # truncated or invalid: show it as it is
+        except (ValueError, RecursionError):  # truncated, invalid, or nested past the limit
+            return Converted("text", text, charset)
     if media.startswith("text/") or media in _TEXT_LIKE or media.endswith("+xml"):
         text, charset = decode_text(body, content_type)
         return Converted("text", text, charset)
@@ -169,8 +225,8 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
         return Converted("pdf", _pdf_text(body), None)
     return Converted(
         "binary",
-        f"[binary content ({media}, {len(body):,} bytes) is not shown: web_fetch returns text "
-        "pages, JSON and PDFs]",
+        f"[binary content ({media[:80]}, {len(body):,} bytes) is not shown: web_fetch returns "
+        "text pages, JSON and PDFs]",
         None,
     )
 
@@ -184,9 +240,9 @@ def _with_header(document: ExtractedDocument) -> str:
     """
     lines = []
     if document.title:
-        lines.append(f"# {document.title}")
+        lines.append(f"# {one_line(document.title)}")
     about = [
-        part
+        one_line(part)
         for part in (
             f"By {document.byline}" if document.byline else None,
             f"Published {document.published}" if document.published else None,
@@ -198,13 +254,18 @@ def _with_header(document: ExtractedDocument) -> str:
         lines.append(" · ".join(about))
     if document.markdown:
         lines.append(document.markdown)
+    else:  # never an empty answer without a reason
+        why = document.fallback or "it holds no text outside scripts, styles and page furniture"
+        lines.append(f"[this page has no readable text: {why}]")
+    if document.note:
+        lines.append(f"[note: {document.note}]")
     return "\n\n".join(lines)
 
 
 def _pdf_text(body: bytes) -> str:
     try:
         from pypdf import PdfReader
-        from pypdf.errors import PdfReadError
+        from pypdf.errors import LimitReachedError, PdfReadError
     except ImportError:
         return (
             "[this is a PDF; reading PDFs needs the pdf extra: pip install 'websearch-pack[pdf]']"
@@ -212,7 +273,13 @@ def _pdf_text(body: bytes) -> str:
     try:
         reader = PdfReader(io.BytesIO(body))
         pages = [page.extract_text() or "" for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+    except PdfReadError as exc:
         return f"[the PDF could not be read: {type(exc).__name__}; it may be truncated or damaged]"
+    except LimitReachedError:
+        return "[the PDF could not be read: its streams decompress past the reader's limit]"
+    # A PDF is a program for a parser, and a hostile one reaches pypdf's every corner
+    # (KeyError, AssertionError, RecursionError …): any failure here is a page we cannot read.
+    except Exception as exc:
+        return f"[the PDF could not be read: {type(exc).__name__}; it may be damaged]"
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     return text or "[the PDF has no extractable text: it may be scanned images]"

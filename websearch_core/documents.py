@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
-from websearch_core.errors import FetchError, WebSearchError
+from websearch_core.errors import FetchError, InvalidRequestError, WebSearchError
 from websearch_core.models import Page, SearchResult
 
-__all__ = ["METADATA_KEYS", "document_id", "page_metadata", "result_metadata", "settle"]
+__all__ = [
+    "METADATA_KEYS",
+    "document_id",
+    "page_metadata",
+    "result_metadata",
+    "settle",
+    "url_list",
+]
 
 #: The keys every page document carries (values may be None where unknown).
 METADATA_KEYS = (
@@ -70,3 +78,16 @@ def settle(outcome: Page | WebSearchError) -> Page | WebSearchError:
     if isinstance(outcome, Page) and not outcome.ok:
         return FetchError(f"HTTP {outcome.status} {outcome.reason}".strip())
     return outcome
+
+
+def url_list(urls: object) -> list[str]:
+    """A loader's or reader's ``urls`` argument as a list: one URL, or any iterable of them.
+
+    Each item is checked when it is fetched, so one bad item is that item's failure; only an
+    argument that is not a URL or an iterable at all is refused here.
+    """
+    if isinstance(urls, str):
+        return [urls]
+    if isinstance(urls, Iterable) and not isinstance(urls, bytes | dict):
+        return list(urls)
+    raise InvalidRequestError("urls must be a URL or a list of URLs, such as ['https://go.dev/']")

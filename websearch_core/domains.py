@@ -58,17 +58,20 @@ def normalise_domain(raw: str) -> str:
 
 
 def normalise_base_url(raw: str) -> str:
-    """An operator's base URL without trailing slashes; ``ValueError`` if it cannot be one."""
+    """An operator's base URL without trailing slashes; ``ValueError`` if it cannot be one.
+
+    The messages never repeat the input: a base URL may carry a password.
+    """
     text = raw.strip()
     if len(text) > MAX_URL_CHARS:
         raise ValueError(f"base URL is {len(text):,} characters long; give e.g. http://host:8080")
     text = text.rstrip("/")
     try:
         url = httpx.URL(text)
-    except (httpx.InvalidURL, ValueError) as exc:
-        raise ValueError(f"{raw[:80]!r} is not a URL; give e.g. http://localhost:8080") from exc
+    except (httpx.InvalidURL, ValueError):
+        raise ValueError("the base URL is not a URL; give e.g. http://localhost:8080") from None
     if url.scheme not in ("http", "https") or not url.host:
-        raise ValueError(f"{raw[:80]!r} is not an http(s) URL; give e.g. http://localhost:8080")
+        raise ValueError("the base URL is not an http(s) URL; give e.g. http://localhost:8080")
     if url.query or url.fragment:
-        raise ValueError(f"{raw[:80]!r} has a query or fragment; give only the base URL")
+        raise ValueError("the base URL has a query or fragment; give only the base URL")
     return text

@@ -3,11 +3,13 @@
 - Every hop is parsed by the jail (``parse_url``) and connected through the pinning transport,
   so a redirect to a refused URL — another scheme, a private or metadata address, a denied
   domain — is refused like the first URL. At most ``max_redirects`` hops; loops are named.
-- One deadline covers the whole fetch, redirects and body included; it is checked between
-  body chunks, so a server trickling a byte a second cannot hold the call past it.
-- The read ceiling counts DECODED bytes while streaming. We only offer the encodings we can
-  bound while streaming (gzip, deflate) and decompress with a ``max_length`` on every call, so
-  a gzip bomb stops at the ceiling with memory bounded by the ceiling plus one chunk.
+  Requests go straight to the transport: httpx's client would parse a ``Location`` header
+  itself (and raise on ``data:`` or ``javascript:``) before the jail could read it.
+- One deadline covers the whole fetch — connect, TLS, headers, body, every redirect — held at
+  the socket (``deadline.py``), so a server trickling a byte a second cannot hold the call
+  past it. Turning the bytes into text happens after the deadline, and is bounded by the
+  size of what was read (``extract`` is linear in its input; see ``extract/clean.py``).
+- The read ceiling counts DECODED bytes while streaming (``body.py``).
 """
 
 from __future__ import annotations
@@ -15,33 +17,33 @@ from __future__ import annotations
 import datetime as dt
 import ssl
 import time
-import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urljoin
 
 import anyio
 import httpcore
 import httpx
 
+from websearch_core.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
 from websearch_core.content import convert, media_type_of
-from websearch_core.errors import FetchError, FetchTimeoutError
+from websearch_core.deadline import deadline_scope
+from websearch_core.errors import FetchError, FetchTimeoutError, URLRefusedError
 from websearch_core.jail import DEFAULT, JailPolicy, Target, parse_url
 from websearch_core.models import Page, Redirect
 from websearch_core.transport import (
     AsyncJailedTransport,
     JailedTransport,
     Resolver,
+    async_proxy_transport,
+    proxy_transport,
     resolve_checked,
     system_resolver,
 )
 
 __all__ = ["ACCEPT_ENCODING", "FetchLimits", "Fetcher"]
 
-#: Only encodings we can decompress with a bound on every step (no br, no zstd).
-ACCEPT_ENCODING = "gzip, deflate"
 _ACCEPT = "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -60,55 +62,6 @@ class FetchLimits:
         if requested is None:
             return self.max_bytes
         return max(1_000, min(requested, self.max_bytes_cap))
-
-
-class _BoundedBody:
-    """Decoded body bytes up to ``limit``; decompression never produces more than fits."""
-
-    def __init__(self, content_encoding: str, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.truncated = False
-        encoding = content_encoding.strip().lower()
-        self._raw_deflate_fallback = encoding == "deflate"
-        if encoding in ("", "identity"):
-            self._inflate: zlib._Decompress | None = None
-        elif encoding in ("gzip", "x-gzip"):
-            self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif encoding == "deflate":
-            self._inflate = zlib.decompressobj()
-        else:
-            raise FetchError(f"the server sent an encoding we did not ask for ({encoding})")
-
-    def feed(self, chunk: bytes) -> bool:
-        """Add a raw chunk; False once the ceiling is reached (stop reading)."""
-        room = self.limit - len(self.data)
-        if self._inflate is None:
-            piece = chunk[: room + 1]
-        else:
-            piece = self._inflate_bounded(chunk, room + 1)
-        if len(piece) > room:
-            self.data += piece[:room]
-            self.truncated = True
-            return False
-        self.data += piece
-        return True
-
-    def _inflate_bounded(self, chunk: bytes, most: int) -> bytes:
-        assert self._inflate is not None
-        try:
-            piece = self._inflate.decompress(chunk, most)
-        except zlib.error:
-            if not self._raw_deflate_fallback or self.data:
-                raise FetchError("the server sent a corrupt compressed body") from None
-            # Some servers send raw DEFLATE for "deflate"; browsers accept both, so do we.
-            self._raw_deflate_fallback = False
-            self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-            return self._inflate_bounded(chunk, most)
-        self._raw_deflate_fallback = False
-        while self._inflate.unconsumed_tail and len(piece) < most:
-            piece += self._inflate.decompress(self._inflate.unconsumed_tail, most - len(piece))
-        return piece
 
 
 @contextmanager
@@ -140,11 +93,29 @@ def _redirect_target(
     location = response.headers.get("location")
     if not location:
         return None
-    return parse_url(urljoin(current.url, location.strip()), policy)
+    try:
+        following = urljoin(current.url, location.strip())
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        raise URLRefusedError(
+            "malformed", "refused: the page redirects to a malformed URL; use another source"
+        ) from None
+    try:
+        return parse_url(following, policy)
+    except URLRefusedError as exc:
+        raise URLRefusedError(exc.reason, f"{exc} (the page redirected there)") from None
+
+
+def _hop_request(target: Target, headers: dict[str, str], remaining: float) -> httpx.Request:
+    return httpx.Request(
+        "GET",
+        target.url,
+        headers=headers,
+        extensions={"timeout": httpx.Timeout(remaining).as_dict()},
+    )
 
 
 class Fetcher:
-    """Fetches pages through the jail. Holds one sync and one async client, made lazily."""
+    """Fetches pages through the jail. Holds one sync and one async transport, made lazily."""
 
     def __init__(
         self,
@@ -166,52 +137,44 @@ class Fetcher:
         # Below the jail: where a checked address is actually connected (tests, custom stacks).
         self._network_backend = network_backend
         self._async_network_backend = async_network_backend
-        self._client_options: dict[str, Any] = {
-            "trust_env": False,
-            "follow_redirects": False,  # every hop goes through parse_url first (_after_hop)
-            "headers": {
-                "User-Agent": user_agent,
-                "Accept": _ACCEPT,
-                "Accept-Encoding": ACCEPT_ENCODING,
-            },
+        self._headers = {
+            "User-Agent": user_agent,
+            "Accept": _ACCEPT,
+            "Accept-Encoding": ACCEPT_ENCODING,
         }
-        self._client: httpx.Client | None = None
-        self._aclient: httpx.AsyncClient | None = None
+        self._transport: httpx.BaseTransport | None = None
+        self._atransport: httpx.AsyncBaseTransport | None = None
 
     # An operator's proxy (opt-in) resolves names itself, so the connection cannot be pinned;
     # each hop's addresses are still checked first, which stops plain SSRF but not a name that
     # changes its answer between our check and the proxy's lookup. Environment proxies are
-    # never used: httpx ignores them once a transport is given, and we always give one.
+    # never used.
 
-    def _sync_client(self) -> httpx.Client:
-        if self._client is None:
-            transport: httpx.BaseTransport
+    def _sync_transport(self) -> httpx.BaseTransport:
+        if self._transport is None:
             if self._proxy:
-                transport = httpx.HTTPTransport(proxy=self._proxy, verify=self._verify)
+                self._transport = proxy_transport(self._proxy, verify=self._verify)
             else:
-                transport = JailedTransport(
+                self._transport = JailedTransport(
                     self.policy,
                     self._resolver,
                     verify=self._verify,
                     network_backend=self._network_backend,
                 )
-            self._client = httpx.Client(transport=transport, **self._client_options)
-        return self._client
+        return self._transport
 
-    def _async_client(self) -> httpx.AsyncClient:
-        if self._aclient is None:
-            transport: httpx.AsyncBaseTransport
+    def _async_transport(self) -> httpx.AsyncBaseTransport:
+        if self._atransport is None:
             if self._proxy:
-                transport = httpx.AsyncHTTPTransport(proxy=self._proxy, verify=self._verify)
+                self._atransport = async_proxy_transport(self._proxy, verify=self._verify)
             else:
-                transport = AsyncJailedTransport(
+                self._atransport = AsyncJailedTransport(
                     self.policy,
                     self._resolver,
                     verify=self._verify,
                     network_backend=self._async_network_backend,
                 )
-            self._aclient = httpx.AsyncClient(transport=transport, **self._client_options)
-        return self._aclient
+        return self._atransport
 
     def _before_hop(self, target: Target, deadline: float) -> float:
         remaining = deadline - time.monotonic()
@@ -243,26 +206,21 @@ class Fetcher:
         deadline = started + self.limits.deadline_s
         first = target = parse_url(url, self.policy)
         redirects: list[Redirect] = []
-        client = self._sync_client()
-        while True:
-            remaining = self._before_hop(target, deadline)
-            with _fetch_errors(self.limits.deadline_s):
-                request = client.build_request("GET", target.url, timeout=remaining)
-                response = client.send(request, stream=True)
+        transport = self._sync_transport()
+        with deadline_scope(deadline), _fetch_errors(self.limits.deadline_s):
+            while True:
+                remaining = self._before_hop(target, deadline)
+                response = transport.handle_request(_hop_request(target, self._headers, remaining))
                 try:
                     following = self._after_hop(response, target, redirects)
                     if following is None:
                         headers_at = time.monotonic()
-                        body = _BoundedBody(response.headers.get("content-encoding", ""), limit)
-                        for chunk in response.iter_raw():
-                            if time.monotonic() > deadline:
-                                raise FetchTimeoutError(self.limits.deadline_s)
-                            if not body.feed(chunk):
-                                break
-                        return _page(first, target, redirects, response, body, started, headers_at)
+                        body = read_bounded(response, limit)
+                        break
                 finally:
                     response.close()
-            target = following
+                target = following
+        return _page(first, target, redirects, response, body, started, headers_at)
 
     async def afetch(self, url: str, *, max_bytes: int | None = None) -> Page:
         limit = self.limits.bytes_for(max_bytes)
@@ -270,9 +228,15 @@ class Fetcher:
         deadline = started + self.limits.deadline_s
         first = target = parse_url(url, self.policy)
         redirects: list[Redirect] = []
-        client = self._async_client()
+        transport = self._async_transport()
         try:
-            with anyio.fail_after(self.limits.deadline_s):
+            # The socket-level deadline covers each step; the cancel scope also covers the
+            # name lookup's worker thread and anything else that awaits.
+            with (
+                anyio.fail_after(self.limits.deadline_s),
+                deadline_scope(deadline),
+                _fetch_errors(self.limits.deadline_s),
+            ):
                 while True:
                     if self._proxy:  # the hop's check then resolves the name: off the loop
                         remaining = await anyio.to_thread.run_sync(
@@ -280,21 +244,16 @@ class Fetcher:
                         )
                     else:
                         remaining = self._before_hop(target, deadline)
-                    with _fetch_errors(self.limits.deadline_s):
-                        request = client.build_request("GET", target.url, timeout=remaining)
-                        response = await client.send(request, stream=True)
-                        try:
-                            following = self._after_hop(response, target, redirects)
-                            if following is None:
-                                headers_at = time.monotonic()
-                                encoding = response.headers.get("content-encoding", "")
-                                body = _BoundedBody(encoding, limit)
-                                async for chunk in response.aiter_raw():
-                                    if not body.feed(chunk):
-                                        break
-                                break
-                        finally:
-                            await response.aclose()
+                    request = _hop_request(target, self._headers, remaining)
+                    response = await transport.handle_async_request(request)
+                    try:
+                        following = self._after_hop(response, target, redirects)
+                        if following is None:
+                            headers_at = time.monotonic()
+                            body = await aread_bounded(response, limit)
+                            break
+                    finally:
+                        await response.aclose()
                     target = following
         except TimeoutError:
             raise FetchTimeoutError(self.limits.deadline_s) from None
@@ -305,15 +264,15 @@ class Fetcher:
         )
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
 
     async def aclose(self) -> None:
         self.close()
-        if self._aclient is not None:
-            await self._aclient.aclose()
-            self._aclient = None
+        if self._atransport is not None:
+            await self._atransport.aclose()
+            self._atransport = None
 
 
 def _page(
@@ -321,7 +280,7 @@ def _page(
     final: Target,
     redirects: list[Redirect],
     response: httpx.Response,
-    body: _BoundedBody,
+    body: BoundedBody,
     started: float,
     headers_at: float,
 ) -> Page:

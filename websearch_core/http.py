@@ -1,20 +1,28 @@
 """The one path every provider request takes: send, one retry on 429/5xx, typed errors.
 
+One deadline (the session's ``timeout``) covers the whole search, the retry and its wait
+included: a retry whose wait would end past it is not made, and the error is reported at
+once. The body is read like a page's (``body.py``): decoded bytes up to a ceiling, bounded
+decompression, so an endless or bomb-shaped answer cannot grow the process.
+
 The decisions (``retry_delay``, ``error_for_status``) are pure functions of the response, so
 the sync and async senders differ only in how they wait and send.
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import email.utils
 import time
 
+import anyio
 import httpx
 
+from websearch_core.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
+from websearch_core.deadline import deadline_scope
 from websearch_core.errors import (
     AuthenticationError,
+    FetchError,
     ProviderError,
     ProviderResponseError,
     ProviderUnavailableError,
@@ -90,10 +98,49 @@ def _transport_error(
     return ProviderUnavailableError(provider.name, f"network error: {type(exc).__name__}")
 
 
-def _with_client_headers(client: httpx.Client | httpx.AsyncClient, request: httpx.Request) -> None:
-    """Providers build bare requests; give them the client's defaults (User-Agent, encodings)."""
+def _prepared(
+    client: httpx.Client | httpx.AsyncClient, request: httpx.Request, remaining: float
+) -> httpx.Request:
+    """Providers build bare requests; give them the client's defaults (User-Agent), only the
+    encodings we can bound, and the time left as every timeout."""
     for name, value in client.headers.items():
         request.headers.setdefault(name, value)
+    request.headers["Accept-Encoding"] = ACCEPT_ENCODING
+    request.extensions["timeout"] = httpx.Timeout(remaining).as_dict()
+    return request
+
+
+def _settled(
+    provider: HttpProvider, response: httpx.Response, body: BoundedBody, max_bytes: int
+) -> httpx.Response:
+    """The response with its decoded body in memory, for the provider's pure decoder."""
+    if body.truncated:
+        raise ProviderResponseError(
+            provider.name,
+            f"{provider.name} answered with more than {max_bytes:,} bytes: the search was "
+            "abandoned; check the provider's base URL or raise provider_max_bytes",
+            status=response.status_code,
+        )
+    headers = [
+        (name, value)
+        for name, value in response.headers.multi_items()
+        if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+    ]
+    return httpx.Response(
+        response.status_code,
+        headers=headers,
+        content=bytes(body.data),
+        request=response.request,
+        extensions=response.extensions,
+    )
+
+
+def _retry_wait(response: httpx.Response, attempt: int, cap: float, deadline: float) -> float:
+    """Seconds to wait before retrying, or -1 if ``response`` is the final answer."""
+    delay = retry_delay(response, cap) if attempt == 1 else None
+    if delay is None or time.monotonic() + delay >= deadline:
+        return -1.0
+    return delay
 
 
 def send(
@@ -102,22 +149,32 @@ def send(
     request: httpx.Request,
     *,
     cap: float,
-    timeout: float,
+    seconds: float,
+    max_bytes: int,
 ) -> httpx.Response:
-    """Send with one retry on 429/5xx; return a 2xx response or raise a ``ProviderError``."""
-    _with_client_headers(client, request)
-    for attempt in (1, 2):
-        try:
-            response = client.send(request)
-            response.read()
-        except httpx.TransportError as exc:
-            raise _transport_error(provider, exc, timeout) from None
-        if response.is_success:
-            return response
-        delay = retry_delay(response, cap) if attempt == 1 else None
-        if delay is None:
-            raise error_for_status(provider, response)
-        time.sleep(delay)
+    """Send with one retry on 429/5xx, all within ``seconds``; return a 2xx response
+    with a body of at most ``max_bytes`` decoded bytes, or raise a ``ProviderError``."""
+    deadline = time.monotonic() + seconds
+    with deadline_scope(deadline):
+        for attempt in (1, 2):
+            try:
+                prepared = _prepared(client, request, deadline - time.monotonic())
+                streamed = client.send(prepared, stream=True)
+                try:
+                    body = read_bounded(streamed, max_bytes)
+                finally:
+                    streamed.close()
+            except httpx.TransportError as exc:
+                raise _transport_error(provider, exc, seconds) from None
+            except FetchError as exc:  # an encoding we did not offer, a corrupt body
+                raise ProviderResponseError(provider.name, f"{provider.name}: {exc}") from None
+            response = _settled(provider, streamed, body, max_bytes)
+            if response.is_success:
+                return response
+            wait = _retry_wait(response, attempt, cap, deadline)
+            if wait < 0:
+                raise error_for_status(provider, response)
+            time.sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -127,20 +184,32 @@ async def asend(
     request: httpx.Request,
     *,
     cap: float,
-    timeout: float,
+    seconds: float,
+    max_bytes: int,
 ) -> httpx.Response:
-    """``send`` for the event loop."""
-    _with_client_headers(client, request)
-    for attempt in (1, 2):
-        try:
-            response = await client.send(request)
-            await response.aread()
-        except httpx.TransportError as exc:
-            raise _transport_error(provider, exc, timeout) from None
-        if response.is_success:
-            return response
-        delay = retry_delay(response, cap) if attempt == 1 else None
-        if delay is None:
-            raise error_for_status(provider, response)
-        await asyncio.sleep(delay)
+    """``send`` for the event loop; the cancel scope also holds a client passed in."""
+    deadline = time.monotonic() + seconds
+    try:
+        with anyio.fail_after(seconds), deadline_scope(deadline):
+            for attempt in (1, 2):
+                try:
+                    prepared = _prepared(client, request, deadline - time.monotonic())
+                    streamed = await client.send(prepared, stream=True)
+                    try:
+                        body = await aread_bounded(streamed, max_bytes)
+                    finally:
+                        await streamed.aclose()
+                except httpx.TransportError as exc:
+                    raise _transport_error(provider, exc, seconds) from None
+                except FetchError as exc:
+                    raise ProviderResponseError(provider.name, f"{provider.name}: {exc}") from None
+                response = _settled(provider, streamed, body, max_bytes)
+                if response.is_success:
+                    return response
+                wait = _retry_wait(response, attempt, cap, deadline)
+                if wait < 0:
+                    raise error_for_status(provider, response)
+                await anyio.sleep(wait)
+    except TimeoutError:
+        raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s") from None
     raise AssertionError("unreachable")  # pragma: no cover

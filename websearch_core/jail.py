@@ -12,9 +12,10 @@ Decisions:
   control characters are refused, not repaired: parsers disagree about them, and a URL that
   two parsers read differently is how a jail is escaped.
 - The host is NFKC-normalised and IDNA-encoded before it is read, as browsers do, so
-  127.0.0.1 in full-width digits and dots is 127.0.0.1. A host whose last label is a number
-  must be a valid IPv4 address in some spelling, or it is refused (WHATWG's "ends in a
-  number" rule), so that no resolver gets to guess what it means.
+  127.0.0.1 in full-width digits and dots is 127.0.0.1. A name whose ``xn--`` labels do not
+  decode under IDNA 2008 (what httpx reads them with) is refused as malformed. A host whose
+  last label is a number must be a valid IPv4 address in some spelling, or it is refused
+  (WHATWG's "ends in a number" rule), so that no resolver gets to guess what it means.
 - An IPv6 address that carries an IPv4 (mapped, compatible, translated, NAT64 ``64:ff9b::/96``,
   6to4, ISATAP) is public only if every IPv4 it carries is public: ``::ffff:8.8.8.8`` is
   8.8.8.8. Teredo (in ``2001::/23``) and local-use NAT64 (``64:ff9b:1::/48``) are never
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Literal, TypeAlias
 from urllib.parse import quote
+
+import idna
 
 from websearch_core.errors import URLRefusedError
 
@@ -372,6 +375,15 @@ def _canonical_host(raw: str) -> tuple[str, IPAddress | None]:
     labels = name.split(".")
     if not all(0 < len(label) < 64 for label in labels):
         raise _refuse("malformed", "the host is not a valid domain name")
+    if any(label.startswith("xn--") for label in labels):
+        # httpx decodes these with the idna package (IDNA 2008) whenever it reads the host; a
+        # label it cannot decode would fail there, after the jail said yes.
+        try:
+            idna.decode(name)
+        except (idna.IDNAError, UnicodeError):
+            raise _refuse(
+                "malformed", "the host is not a valid international domain name"
+            ) from None
     ip = read_ip(name)
     if ip is not None:
         return str(ip), ip

@@ -3,23 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
     ValidationError,
     field_validator,
     model_validator,
 )
 
 from websearch_core.domains import normalise_domain
+from websearch_core.text import one_line
 
 __all__ = [
     "MAX_COUNT",
     "EngineOutcome",
+    "FetchRequest",
     "Freshness",
     "Page",
     "Redirect",
@@ -35,6 +40,8 @@ MAX_COUNT = 10
 DEFAULT_COUNT = 5
 #: Long enough for a question pasted with its error message, short enough for every provider.
 MAX_QUERY_CHARS = 400
+#: Per list: a filter, not a crawl scope. More would not fit a provider's query or request.
+MAX_DOMAINS = 50
 #: Two lines of snippet: enough to choose a link, never enough to write code against.
 MAX_SNIPPET_CHARS = 240
 MAX_TITLE_CHARS = 160
@@ -57,35 +64,48 @@ def validation_message(exc: ValidationError) -> str:
 
 
 def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    flat = one_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 class SearchRequest(BaseModel):
-    """One search as asked. Validation turns bad input into errors that say what to change."""
+    """One search as asked. Validation turns bad input into errors that say what to change.
+
+    Types are strict: ``count="5"`` or ``count=True`` is an error, not 5 or 1. (The tools'
+    argument schemas, which read a model's JSON, accept ``"5"``; the Python API does not.)
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    count: int = Field(default=DEFAULT_COUNT, ge=1, le=MAX_COUNT)
-    page: int = Field(default=1, ge=1, le=10)
+    query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
+    count: StrictInt = Field(default=DEFAULT_COUNT, ge=1, le=MAX_COUNT)
+    page: StrictInt = Field(default=1, ge=1, le=10)
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
     freshness: Freshness | None = None
     date_from: dt.date | None = None
     date_to: dt.date | None = None
-    include_answer: bool = False
-    country: str | None = Field(default=None, description="ISO 3166-1 alpha-2, e.g. 'us'")
-    language: str | None = Field(default=None, description="ISO 639-1, e.g. 'en'")
+    include_answer: StrictBool = False
+    country: StrictStr | None = Field(default=None, description="ISO 3166-1 alpha-2, e.g. 'us'")
+    language: StrictStr | None = Field(default=None, description="ISO 639-1, e.g. 'en'")
     safesearch: SafeSearch | None = None
 
     @field_validator("query")
     @classmethod
     def _query_has_words(cls, value: str) -> str:
-        flat = " ".join(value.split())
+        flat = one_line(value)  # control characters never reach a provider or the menu
         if not flat:
             raise ValueError("the query is blank: write the words to search for")
         return flat
+
+    @field_validator("date_from", "date_to", mode="before")
+    @classmethod
+    def _date_or_iso_text(cls, value: object) -> object:
+        if value is None or (
+            isinstance(value, str | dt.date) and not isinstance(value, dt.datetime)
+        ):
+            return value
+        raise ValueError("give a date, or text such as '2026-01-31'")
 
     @field_validator("include_domains", "exclude_domains", mode="before")
     @classmethod
@@ -94,13 +114,19 @@ class SearchRequest(BaseModel):
             return ()
         if isinstance(value, str):
             items: list[object] = [value]
-        elif isinstance(value, Iterable):
-            items = list(value)
+        elif isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+            items = []
+            for item in value:
+                items.append(item)
+                if len(items) > MAX_DOMAINS:
+                    raise ValueError(f"give at most {MAX_DOMAINS} domains")
         else:
             raise ValueError("give a domain or a list of domains, such as ['docs.python.org']")
         domains: list[str] = []
         for item in items:
-            domain = normalise_domain(str(item))
+            if not isinstance(item, str):
+                raise ValueError("each domain must be text, such as 'docs.python.org'")
+            domain = normalise_domain(item)
             if domain not in domains:
                 domains.append(domain)
         return tuple(domains)
@@ -140,6 +166,16 @@ class SearchRequest(BaseModel):
             "page": self.page > 1,
         }
         return [name for name, on in used.items() if on]
+
+
+class FetchRequest(BaseModel):
+    """One fetch as asked; strict like ``SearchRequest`` (``offset=1.5`` is an error)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: StrictStr
+    max_bytes: StrictInt | None = Field(default=None, ge=1)
+    offset: StrictInt = Field(default=0, ge=0)
 
 
 class SearchResult(BaseModel):
@@ -241,8 +277,16 @@ class Page(BaseModel):
 
     def render(self, max_chars: int | None = None, offset: int | None = None) -> str:
         """Exactly the text the model reads: fenced, labelled, within the output budget."""
+        from websearch_core.errors import InvalidRequestError
         from websearch_core.render import render_page
 
+        for name, value in (("max_chars", max_chars), ("offset", offset)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise InvalidRequestError(f"{name} must be a whole number")
+        if max_chars is not None and max_chars < 1:
+            raise InvalidRequestError("max_chars must be at least 1")
+        if offset is not None and offset < 0:
+            raise InvalidRequestError("offset must be 0 or more")
         return render_page(
             self,
             max_chars=self.max_chars if max_chars is None else max_chars,

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from typing import TYPE_CHECKING
 
 from websearch_core.errors import InvalidRequestError
+from websearch_core.text import clean_text, one_line
 
 if TYPE_CHECKING:
     from websearch_core.models import Page, SearchResponse
 
-__all__ = ["FENCE_END", "FENCE_NOTE", "render_page", "render_search"]
+__all__ = ["FENCE_END", "FENCE_NOTE", "fence_skeleton", "render_page", "render_search"]
 
 
 def _date(published: str | None) -> str:
@@ -36,7 +38,7 @@ def render_search(response: SearchResponse) -> str:
     """
     blocks: list[str] = []
     if response.answer:
-        blocks.append(f"Answer: {' '.join(response.answer.split())}")
+        blocks.append(f"Answer: {one_line(response.answer)}")
     menu: list[str] = []
     for result in response.results:
         menu.append(f"{result.rank}. {result.title} — {result.url}")
@@ -47,7 +49,9 @@ def render_search(response: SearchResponse) -> str:
         blocks.append("\n".join(menu))
     down = [o for o in response.outcomes if o.status == "down"]
     if down:
-        failed = ", ".join(f"{o.engine} ({o.error})" if o.error else o.engine for o in down)
+        failed = one_line(
+            ", ".join(f"{o.engine} ({o.error})" if o.error else o.engine for o in down)
+        )
         blocks.append(f"Engines that failed: {failed}.")
     noun = "result" if len(response.results) == 1 else "results"
     blocks.append(
@@ -72,16 +76,66 @@ def _size(count: int) -> str:
     return f"{count / 1_000_000:.1f} MB"
 
 
+#: Letters of other scripts that a reader takes for the Latin letter they resemble (the
+#: Cyrillic, Greek and Armenian rows of Unicode's confusables for a-z, lower case), and the
+#: digits that pass for letters. Enough to catch a disguised "fetched content"; not a
+#: general confusables table.
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys("аɑαа", "a"),
+        **dict.fromkeys("ьЬвβϐ", "b"),
+        **dict.fromkeys("сϲсⅽ", "c"),
+        **dict.fromkeys("ԁⅾ", "d"),
+        **dict.fromkeys("еєҽ℮ε", "e"),
+        **dict.fromkeys("ғϝ", "f"),
+        **dict.fromkeys("ɡց", "g"),
+        **dict.fromkeys("һհ", "h"),
+        **dict.fromkeys("іιӏ1", "i"),
+        **dict.fromkeys("јϳ", "j"),
+        **dict.fromkeys("κк", "k"),
+        **dict.fromkeys("ӏ|", "l"),
+        **dict.fromkeys("м", "m"),
+        **dict.fromkeys("пηոռ", "n"),
+        **dict.fromkeys("оοσօ0", "o"),
+        **dict.fromkeys("рρ", "p"),
+        **dict.fromkeys("ԛ", "q"),
+        **dict.fromkeys("г", "r"),
+        **dict.fromkeys("ѕ", "s"),
+        **dict.fromkeys("тτ", "t"),
+        **dict.fromkeys("υս", "u"),
+        **dict.fromkeys("νѵ", "v"),
+        **dict.fromkeys("ԝѡω", "w"),
+        **dict.fromkeys("хχ", "x"),
+        **dict.fromkeys("уγ", "y"),
+    }
+)
+_MARKER_WORDS = "fetchedcontent"
+_NOT_LATIN_LETTERS = re.compile("[^a-z]+")
+
+
+def fence_skeleton(line: str) -> str:
+    """What a line says once disguises are taken off; a marker's skeleton holds
+    ``"fetchedcontent"``.
+
+    NFKD folds compatibility forms (full-width, mathematical letters) and splits accents off;
+    case is folded; look-alike letters of other scripts become the Latin letter they pass
+    for; then only the letters a-z are kept, which drops format characters (zero-width spaces
+    and joiners, soft hyphens, bidi controls), combining marks, spacing and punctuation, so
+    none of them hides the words.
+    """
+    folded = unicodedata.normalize("NFKD", line).casefold().translate(_LOOKALIKES)
+    return _NOT_LATIN_LETTERS.sub("", folded)
+
+
 def _quote_fence_lookalikes(text: str) -> str:
     """Prefix every line that could pass for a fence marker, in any spelling.
 
-    NFKC folds full-width and compatibility forms, ``casefold`` folds case, and whitespace
-    is collapsed, so a full-width or upper-case ``END  Fetched content`` is caught too.
+    The rule (``fence_skeleton``): a line whose skeleton contains "fetchedcontent" is
+    quoted, so no line inside the fence can equal a marker or be read as one.
     """
     lines = text.split("\n")
     for index, line in enumerate(lines):
-        folded = " ".join(unicodedata.normalize("NFKC", line).casefold().split())
-        if "fetched content" in folded:
+        if _MARKER_WORDS in fence_skeleton(line):
             lines[index] = _QUOTED + line
     return "\n".join(lines)
 
@@ -132,9 +186,12 @@ def render_page(page: Page, *, max_chars: int, offset: int = 0) -> str:
             )
     else:
         excerpt = page.content[:_ERROR_EXCERPT_CHARS].strip()
-        body = f"HTTP {page.status} {page.reason}".rstrip() + ": the server answered with an error."
+        status = one_line(f"HTTP {page.status} {page.reason}")
+        body = f"{status}: the server answered with an error."
         if excerpt:
             body += f" The start of its answer:\n\n{excerpt}"
-    label = f"{page.final_url} ({page.content_type}, {_size(page.bytes_read)})"
+    label = one_line(f"{page.final_url} ({page.content_type}, {_size(page.bytes_read)})")
     begin = f"--- begin fetched content: {label} ---"
-    return "\n".join([begin, _quote_fence_lookalikes(body), FENCE_END, FENCE_NOTE])
+    # Every line break the model could read as one is a "\n" by now, so the quoting sees
+    # every line the model will.
+    return "\n".join([begin, _quote_fence_lookalikes(clean_text(body)), FENCE_END, FENCE_NOTE])

@@ -13,7 +13,11 @@ from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from websearch_core.errors import ConfigurationError, UnsupportedOptionError
+from websearch_core.errors import (
+    ConfigurationError,
+    InvalidRequestError,
+    UnsupportedOptionError,
+)
 
 if TYPE_CHECKING:
     from websearch_core.models import SearchRequest
@@ -57,11 +61,21 @@ def unmet_options(request: SearchRequest, capabilities: Mapping[str, Support]) -
     return unmet
 
 
+def _too_long(request: SearchRequest, provider: Provider) -> int:
+    """How long the query sent to ``provider`` would be, if over its limit; else 0."""
+    sent = len(rewrite_query(request, provider.capabilities))
+    return sent if sent > provider.max_query_chars else 0
+
+
 def choose_provider(
     request: SearchRequest, pinned: str | None, configured: Sequence[Provider]
 ) -> Provider:
     """The provider that will serve ``request``; raises before anything is sent."""
-    able = [p for p in configured if not unmet_options(request, p.capabilities)]
+    able = [
+        p
+        for p in configured
+        if not unmet_options(request, p.capabilities) and not _too_long(request, p)
+    ]
     if pinned is not None:
         provider = next((p for p in configured if p.name == pinned), None)
         if provider is None:
@@ -69,6 +83,11 @@ def choose_provider(
         unmet = unmet_options(request, provider.capabilities)
         if unmet:
             raise UnsupportedOptionError(pinned, unmet, [p.name for p in able])
+        if length := _too_long(request, provider):
+            raise InvalidRequestError(
+                f"the query with its site: filters is {length:,} characters and {pinned} takes "
+                f"at most {provider.max_query_chars:,}: use fewer domains or a shorter query"
+            )
         return provider
     if not configured:
         raise ConfigurationError(
@@ -78,10 +97,18 @@ def choose_provider(
         )
     if able:
         return able[0]
-    gaps = "; ".join(
-        f"{p.name} lacks {', '.join(unmet_options(request, p.capabilities))}" for p in configured
-    )
+    gaps = "; ".join(_gap(request, p) for p in configured)
     raise UnsupportedOptionError("auto", request.options_used(), [], detail=gaps)
+
+
+def _gap(request: SearchRequest, provider: Provider) -> str:
+    unmet = unmet_options(request, provider.capabilities)
+    if unmet:
+        return f"{provider.name} lacks {', '.join(unmet)}"
+    return (
+        f"{provider.name} takes queries of at most {provider.max_query_chars:,} characters "
+        "with their site: filters"
+    )
 
 
 def rewrite_query(request: SearchRequest, capabilities: Mapping[str, Support]) -> str:

@@ -10,23 +10,28 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+import anyio
 import httpx
 from pydantic import SecretStr, ValidationError
 
 from websearch_core import http
+from websearch_core.boundary import boundary
 from websearch_core.config import Settings
 from websearch_core.errors import (
     ConfigurationError,
     InvalidRequestError,
     ProviderNotConfiguredError,
+    ProviderUnavailableError,
     WebSearchError,
 )
 from websearch_core.fetch import Fetcher, FetchLimits
 from websearch_core.jail import JailPolicy, parse_url
 from websearch_core.memo import Memo
 from websearch_core.models import (
+    FetchRequest,
     Freshness,
     Page,
     SafeSearch,
@@ -37,7 +42,13 @@ from websearch_core.models import (
 from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
 from websearch_core.providers.base import ProviderAnswer
 from websearch_core.routing import Support, choose_provider, rewrite_query
-from websearch_core.transport import Resolver, system_resolver
+from websearch_core.secrets import Redactor
+from websearch_core.transport import (
+    AsyncProviderTransport,
+    ProviderTransport,
+    Resolver,
+    system_resolver,
+)
 
 __all__ = ["WebSearch"]
 
@@ -46,6 +57,9 @@ logger = logging.getLogger("websearch_core")
 _USER_AGENT = "websearch-pack/0.1 (+https://pypi.org/project/websearch-pack/)"
 #: Fetched pages kept for ``offset`` continuations; each is at most the read ceiling.
 _PAGE_MEMO_SIZE = 16
+#: Blocking providers (ddgs) run here even for a sync search, so the caller can stop waiting
+#: at the deadline; the library's own timeout ends the abandoned call soon after.
+_BLOCKING_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="websearch-search")
 
 
 def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError]:
@@ -53,6 +67,12 @@ def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError
         return url, future.result()
     except WebSearchError as exc:
         return url, exc
+
+
+def _positive_int(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidRequestError(f"{name} must be a whole number of at least 1")
+    return value
 
 
 class WebSearch:
@@ -73,8 +93,11 @@ class WebSearch:
         *,
         brave_api_key: str | SecretStr | None = None,
         tavily_api_key: str | SecretStr | None = None,
-        searxng_url: str | None = None,
+        searxng_url: str | SecretStr | None = None,
+        brave_base_url: str | SecretStr | None = None,
+        tavily_base_url: str | SecretStr | None = None,
         timeout: float | None = None,
+        provider_max_bytes: int | None = None,
         max_retry_wait: float | None = None,
         memo_size: int | None = None,
         http_client: httpx.Client | None = None,
@@ -95,21 +118,25 @@ class WebSearch:
             "brave_api_key": brave_api_key,
             "tavily_api_key": tavily_api_key,
             "searxng_url": searxng_url,
+            "brave_base_url": brave_base_url,
+            "tavily_base_url": tavily_base_url,
             "timeout": timeout,
+            "provider_max_bytes": provider_max_bytes,
             "max_retry_wait": max_retry_wait,
             "memo_size": memo_size,
             "fetch_max_bytes": fetch_max_bytes,
             "fetch_timeout": fetch_timeout,
             "fetch_max_redirects": fetch_max_redirects,
             "output_chars": output_chars,
-            "allow_domains": None if allow_domains is None else tuple(allow_domains),
-            "deny_domains": None if deny_domains is None else tuple(deny_domains),
+            "allow_domains": allow_domains,
+            "deny_domains": deny_domains,
             "fetch_proxy": fetch_proxy,
         }
         try:
             self.settings = Settings.resolve(explicit)
         except ValidationError as exc:
             raise ConfigurationError(f"bad configuration: {validation_message(exc)}") from None
+        self._redactor = Redactor(self.settings.secrets())
         self._configured: list[Provider] = []
         self.unconfigured: dict[str, str] = {}
         for name, cls in PROVIDERS.items():
@@ -202,27 +229,30 @@ class WebSearch:
     ) -> SearchResponse:
         """Search and return the results; raises a ``WebSearchError`` the model can act on.
 
-        ``site`` is a shorthand for one entry of ``include_domains``.
+        ``site`` is a shorthand for one entry of ``include_domains``. The whole search, its
+        one retry included, ends within ``timeout`` seconds.
         """
         args = dict(locals())
         del args["self"]
-        request, chosen, query_sent, key = self._plan(args)
-        if (hit := self._memo.get(key)) is not None:
-            return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
-        started = time.perf_counter()
-        if isinstance(chosen, BlockingProvider):
-            answer = chosen.search_blocking(request, query_sent, self.settings.timeout)
-        else:
-            assert isinstance(chosen, HttpProvider)
-            response = http.send(
-                self._sync_client(),
-                chosen,
-                chosen.build_request(request, query_sent),
-                cap=self.settings.max_retry_wait,
-                timeout=self.settings.timeout,
-            )
-            answer = chosen.parse_response(response, request)
-        return self._finish(key, request, chosen, query_sent, answer, started)
+        with boundary("search", self._redactor):
+            request, chosen, query_sent, key = self._plan(args)
+            if (hit := self._memo.get(key)) is not None:
+                return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+            started = time.perf_counter()
+            if isinstance(chosen, BlockingProvider):
+                answer = self._blocking(chosen, request, query_sent)
+            else:
+                assert isinstance(chosen, HttpProvider)
+                response = http.send(
+                    self._sync_client(),
+                    chosen,
+                    chosen.build_request(request, query_sent),
+                    cap=self.settings.max_retry_wait,
+                    seconds=self.settings.timeout,
+                    max_bytes=self.settings.provider_max_bytes,
+                )
+                answer = chosen.parse_response(response, request)
+            return self._finish(key, request, chosen, query_sent, answer, started)
 
     async def asearch(
         self,
@@ -245,29 +275,55 @@ class WebSearch:
         """``search`` for the event loop; a blocking provider runs on a worker thread."""
         args = dict(locals())
         del args["self"]
-        request, chosen, query_sent, key = self._plan(args)
-        if (hit := self._memo.get(key)) is not None:
-            return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
-        started = time.perf_counter()
-        if isinstance(chosen, BlockingProvider):
-            answer = await asyncio.to_thread(
-                chosen.search_blocking, request, query_sent, self.settings.timeout
+        with boundary("search", self._redactor):
+            request, chosen, query_sent, key = self._plan(args)
+            if (hit := self._memo.get(key)) is not None:
+                return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+            started = time.perf_counter()
+            if isinstance(chosen, BlockingProvider):
+                answer = await self._ablocking(chosen, request, query_sent)
+            else:
+                assert isinstance(chosen, HttpProvider)
+                response = await http.asend(
+                    self._async_client(),
+                    chosen,
+                    chosen.build_request(request, query_sent),
+                    cap=self.settings.max_retry_wait,
+                    seconds=self.settings.timeout,
+                    max_bytes=self.settings.provider_max_bytes,
+                )
+                answer = chosen.parse_response(response, request)
+            return self._finish(key, request, chosen, query_sent, answer, started)
+
+    def _blocking(
+        self, provider: BlockingProvider, request: SearchRequest, query: str
+    ) -> ProviderAnswer:
+        timeout = self.settings.timeout
+        future = _BLOCKING_SEARCHES.submit(provider.search_blocking, request, query, timeout)
+        try:
+            return future.result(timeout=timeout)
+        except FutureTimeout:
+            raise ProviderUnavailableError(
+                provider.name, f"no answer within {timeout:g} s"
+            ) from None
+
+    async def _ablocking(
+        self, provider: BlockingProvider, request: SearchRequest, query: str
+    ) -> ProviderAnswer:
+        timeout = self.settings.timeout
+        with anyio.move_on_after(timeout):
+            return await anyio.to_thread.run_sync(
+                provider.search_blocking, request, query, timeout, abandon_on_cancel=True
             )
-        else:
-            assert isinstance(chosen, HttpProvider)
-            response = await http.asend(
-                self._async_client(),
-                chosen,
-                chosen.build_request(request, query_sent),
-                cap=self.settings.max_retry_wait,
-                timeout=self.settings.timeout,
-            )
-            answer = chosen.parse_response(response, request)
-        return self._finish(key, request, chosen, query_sent, answer, started)
+        raise ProviderUnavailableError(provider.name, f"no answer within {timeout:g} s")
 
     def _plan(self, args: dict[str, Any]) -> tuple[SearchRequest, Provider, str, tuple[Any, ...]]:
         """Validate, choose the provider and rewrite the query; nothing is sent here."""
         override = args.pop("provider")
+        if override is not None and not isinstance(override, str):
+            raise InvalidRequestError(
+                f"provider must be a provider's name: one of {', '.join(['auto', *PROVIDERS])}"
+            )
         pin = self._pinned if override is None else self._check_pin(override.strip().lower())
         site, include = args.pop("site"), args.pop("include_domains")
         if site:  # validation of whatever ``include`` is happens in SearchRequest
@@ -300,10 +356,14 @@ class WebSearch:
             outcomes=answer.outcomes,
             elapsed_ms=elapsed_ms,
         )
+        if self._redactor:  # a provider that echoes the request must not echo a key
+            response = SearchResponse.model_validate_json(
+                self._redactor.redact(response.model_dump_json())
+            )
         logger.info(
             "search provider=%s query=%r results=%d elapsed_ms=%.0f",
             provider.name,
-            query_sent,
+            self._redactor.redact(query_sent),
             len(answer.results),
             elapsed_ms,
         )
@@ -319,30 +379,32 @@ class WebSearch:
         memo when the page is there (no refetch). HTTP error statuses come back as a ``Page``
         (``page.ok`` is False); refusals and network failures raise a ``FetchError``.
         """
-        key, hit = self._page_memo(url, max_bytes, offset)
-        if hit is not None:
-            return hit
-        page = self._fetcher.fetch(url, max_bytes=max_bytes)
-        return self._remember_page(key, page, offset)
+        with boundary("fetch", self._redactor):
+            request, key, hit = self._page_memo(url, max_bytes, offset)
+            if hit is not None:
+                return hit
+            page = self._fetcher.fetch(request.url, max_bytes=request.max_bytes)
+            return self._remember_page(key, page, request.offset)
 
     async def afetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
         """``fetch`` for the event loop."""
-        key, hit = self._page_memo(url, max_bytes, offset)
-        if hit is not None:
-            return hit
-        page = await self._fetcher.afetch(url, max_bytes=max_bytes)
-        return self._remember_page(key, page, offset)
+        with boundary("fetch", self._redactor):
+            request, key, hit = self._page_memo(url, max_bytes, offset)
+            if hit is not None:
+                return hit
+            page = await self._fetcher.afetch(request.url, max_bytes=request.max_bytes)
+            return self._remember_page(key, page, request.offset)
 
     def fetch_many(
         self, urls: Iterable[str], *, concurrency: int = 8
     ) -> Iterator[tuple[str, Page | WebSearchError]]:
         """Fetch ``urls`` on up to ``concurrency`` threads, yielding in input order.
 
-        A failure is yielded in place of its page, never dropped. At most ``2 * concurrency``
-        fetches are in flight or waiting, so a long list does not pile up in memory.
+        A failure is yielded in place of its page, never dropped, and never stops the batch.
+        At most ``2 * concurrency`` fetches are in flight or waiting, so a long list does not
+        pile up in memory.
         """
-        if concurrency < 1:
-            raise InvalidRequestError("concurrency must be at least 1")
+        _positive_int("concurrency", concurrency)
         window: deque[tuple[str, Future[Page]]] = deque()
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
             for url in urls:
@@ -356,8 +418,7 @@ class WebSearch:
         self, urls: Iterable[str], *, concurrency: int = 8
     ) -> AsyncIterator[tuple[str, Page | WebSearchError]]:
         """``fetch_many`` on the event loop: up to ``concurrency`` fetches at once."""
-        if concurrency < 1:
-            raise InvalidRequestError("concurrency must be at least 1")
+        _positive_int("concurrency", concurrency)
         gate = asyncio.Semaphore(concurrency)
 
         async def one(url: str) -> Page | WebSearchError:
@@ -382,16 +443,22 @@ class WebSearch:
                 task.cancel()
 
     def _page_memo(
-        self, url: str, max_bytes: int | None, offset: int
-    ) -> tuple[tuple[str, int], Page | None]:
-        if offset < 0:
-            raise InvalidRequestError("offset must be 0 or more")
-        target = parse_url(url, self._fetcher.policy)  # refuses before any lookup or I/O
-        key = (target.url, self._fetcher.limits.bytes_for(max_bytes))
+        self, url: object, max_bytes: object, offset: object
+    ) -> tuple[FetchRequest, tuple[str, int], Page | None]:
+        try:
+            request = FetchRequest(url=url, max_bytes=max_bytes, offset=offset)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            raise InvalidRequestError(validation_message(exc)) from None
+        target = parse_url(request.url, self._fetcher.policy)  # refuses before any I/O
+        key = (target.url, self._fetcher.limits.bytes_for(request.max_bytes))
         hit = self._pages.get(key)
         if hit is None:
-            return key, None
-        return key, self._at_offset(hit.model_copy(update={"from_memo": True}), offset)
+            return request, key, None
+        return (
+            request,
+            key,
+            self._at_offset(hit.model_copy(update={"from_memo": True}), request.offset),
+        )
 
     def _remember_page(self, key: tuple[str, int], page: Page, offset: int) -> Page:
         page = page.model_copy(update={"max_chars": self.settings.output_chars})
@@ -416,17 +483,22 @@ class WebSearch:
 
     # -- HTTP clients ----------------------------------------------------------------------
 
+    # Provider calls go through transports that hold the search's deadline at the socket and
+    # reuse a connection only after an exact read. They do not read HTTP(S)_PROXY: pass
+    # ``http_client``/``async_http_client`` for a proxy (the deadline then holds between reads
+    # and, for async, through cancellation).
+
     def _sync_client(self) -> httpx.Client:
         if self._client is None:
             self._client = httpx.Client(
-                timeout=self.settings.timeout, headers={"User-Agent": _USER_AGENT}
+                transport=ProviderTransport(), headers={"User-Agent": _USER_AGENT}
             )
         return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
         if self._aclient is None:
             self._aclient = httpx.AsyncClient(
-                timeout=self.settings.timeout, headers={"User-Agent": _USER_AGENT}
+                transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
             )
         return self._aclient
 

@@ -11,6 +11,11 @@ the jail.
 
 Environment proxies would resolve the name themselves, defeating the pin; these transports
 never read them (see ``fetch.py`` for the operator's explicit opt-in).
+
+Every transport here also holds one deadline at the socket (``deadline.py``) and hands a
+connection back to the pool only if its last response was read exactly: a server whose
+``Content-Length`` is shorter than what it sent leaves bytes behind that the next request on
+that connection would read as its own response.
 """
 
 from __future__ import annotations
@@ -27,14 +32,19 @@ import certifi
 import httpcore
 import httpx
 
-from websearch_core.errors import FetchError
+from websearch_core.deadline import AsyncDeadlineBackend, DeadlineBackend, bounded_timeout
+from websearch_core.errors import ConfigurationError, FetchError
 from websearch_core.jail import DEFAULT, JailPolicy, check_address, check_host_name, read_ip
 
 __all__ = [
     "AsyncJailedTransport",
+    "AsyncProviderTransport",
     "IPAddress",
     "JailedTransport",
+    "ProviderTransport",
     "Resolver",
+    "async_proxy_transport",
+    "proxy_transport",
     "resolve_checked",
     "system_resolver",
 ]
@@ -86,7 +96,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
     ) -> None:
         self._policy = policy
         self._resolver = resolver
-        self._inner = inner or httpcore.SyncBackend()
+        self._inner = DeadlineBackend(inner)
 
     def connect_tcp(
         self,
@@ -98,7 +108,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
     ) -> httpcore.NetworkStream:
         future = _RESOLVER_THREADS.submit(resolve_checked, host, port, self._policy, self._resolver)
         try:
-            addresses = future.result(timeout=timeout)
+            addresses = future.result(timeout=bounded_timeout(timeout, httpcore.ConnectTimeout))
         except FutureTimeout:
             raise httpcore.ConnectTimeout("name resolution timed out") from None
         return _connect_first(
@@ -123,7 +133,7 @@ class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
     ) -> None:
         self._policy = policy
         self._resolver = resolver
-        self._inner = inner or httpcore.AnyIOBackend()
+        self._inner = AsyncDeadlineBackend(inner)
 
     async def connect_tcp(
         self,
@@ -133,7 +143,7 @@ class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        with anyio.move_on_after(timeout) as scope:
+        with anyio.move_on_after(bounded_timeout(timeout, httpcore.ConnectTimeout)) as scope:
             addresses = await anyio.to_thread.run_sync(
                 resolve_checked, host, port, self._policy, self._resolver, abandon_on_cancel=True
             )
@@ -183,6 +193,148 @@ def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
     return context
 
 
+# -- reuse a connection only after an exact read ---------------------------------------------
+
+
+def _left_unread(connection: object) -> bool:
+    """Whether the HTTP/1.1 parser under ``connection`` holds bytes no response claimed.
+
+    httpcore keeps such bytes in h11's buffer and would parse them as the next response on
+    this connection. The h11 state sits a few private attributes down (through a proxy's
+    connection too); if it cannot be found, the answer is "yes": never reusing a connection
+    costs a handshake, reusing a desynchronised one serves a page under the wrong URL.
+    """
+    layer: object | None = connection
+    for _ in range(4):
+        state = getattr(layer, "_h11_state", None)
+        if state is not None:
+            trailing = getattr(state, "trailing_data", None)
+            return trailing is None or bool(trailing[0])
+        layer = getattr(layer, "_connection", None)
+        if layer is None:
+            return False  # not connected yet: nothing to reuse
+    return True
+
+
+class _ExactConnection(httpcore.ConnectionInterface):
+    """A pooled connection that counts as expired once bytes were left unread on it."""
+
+    def __init__(self, inner: httpcore.ConnectionInterface) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpcore.Request) -> httpcore.Response:
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def info(self) -> str:
+        return self._inner.info()
+
+    def can_handle_request(self, origin: httpcore.Origin) -> bool:
+        return self._inner.can_handle_request(origin)
+
+    def is_available(self) -> bool:
+        return self._inner.is_available()
+
+    def has_expired(self) -> bool:
+        return self._inner.has_expired() or (self._inner.is_idle() and _left_unread(self._inner))
+
+    def is_idle(self) -> bool:
+        return self._inner.is_idle()
+
+    def is_closed(self) -> bool:
+        return self._inner.is_closed()
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+
+class _AsyncExactConnection(httpcore.AsyncConnectionInterface):
+    """``_ExactConnection`` for the event loop."""
+
+    def __init__(self, inner: httpcore.AsyncConnectionInterface) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        return await self._inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def info(self) -> str:
+        return self._inner.info()
+
+    def can_handle_request(self, origin: httpcore.Origin) -> bool:
+        return self._inner.can_handle_request(origin)
+
+    def is_available(self) -> bool:
+        return self._inner.is_available()
+
+    def has_expired(self) -> bool:
+        return self._inner.has_expired() or (self._inner.is_idle() and _left_unread(self._inner))
+
+    def is_idle(self) -> bool:
+        return self._inner.is_idle()
+
+    def is_closed(self) -> bool:
+        return self._inner.is_closed()
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
+
+
+class _ExactPool(httpcore.ConnectionPool):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
+        return _ExactConnection(super().create_connection(origin))
+
+
+class _AsyncExactPool(httpcore.AsyncConnectionPool):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        return _AsyncExactConnection(super().create_connection(origin))
+
+
+class _ExactProxy(httpcore.HTTPProxy):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
+        return _ExactConnection(super().create_connection(origin))
+
+
+class _AsyncExactProxy(httpcore.AsyncHTTPProxy):
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
+        return _AsyncExactConnection(super().create_connection(origin))
+
+
+def _pool_options(verify: ssl.SSLContext | bool, limits: httpx.Limits) -> dict[str, Any]:
+    return {
+        "ssl_context": _ssl_context(verify),
+        "max_connections": limits.max_connections,
+        "max_keepalive_connections": limits.max_keepalive_connections,
+        "keepalive_expiry": limits.keepalive_expiry,
+    }
+
+
+def _proxy_options(proxy: str) -> dict[str, Any]:
+    parsed = httpx.Proxy(url=proxy)
+    if parsed.url.scheme not in ("http", "https"):
+        raise ConfigurationError("the fetch proxy must be an http:// or https:// proxy URL")
+    return {
+        "proxy_url": httpcore.URL(
+            scheme=parsed.url.raw_scheme,
+            host=parsed.url.raw_host,
+            port=parsed.url.port,
+            target=parsed.url.raw_path,
+        ),
+        "proxy_auth": parsed.raw_auth,
+        "proxy_headers": parsed.headers.raw,
+        "proxy_ssl_context": parsed.ssl_context,
+    }
+
+
+# httpx builds its pool without a way to pass a network backend; these transports replace it
+# with the same pool plus ours, before the first request. tests/test_transport.py fails if
+# that stops working.
+
+
 class JailedTransport(httpx.HTTPTransport):
     """``httpx.HTTPTransport`` whose every connection goes through the URL jail."""
 
@@ -196,13 +348,8 @@ class JailedTransport(httpx.HTTPTransport):
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
         super().__init__(trust_env=False)
-        # httpx builds its pool without a way to pass a network backend; this replaces it
-        # with the same pool plus ours. tests/test_transport.py fails if that stops working.
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=_ssl_context(verify),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
+        self._pool = _ExactPool(
+            **_pool_options(verify, limits),
             network_backend=_PinnedBackend(policy, resolver, network_backend),
         )
 
@@ -220,10 +367,47 @@ class AsyncJailedTransport(httpx.AsyncHTTPTransport):
         network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         super().__init__(trust_env=False)
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=_ssl_context(verify),
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
+        self._pool = _AsyncExactPool(
+            **_pool_options(verify, limits),
             network_backend=_AsyncPinnedBackend(policy, resolver, network_backend),
         )
+
+
+class ProviderTransport(httpx.HTTPTransport):
+    """The operator lane (provider APIs): no jail, but the deadline and the exact reuse."""
+
+    def __init__(self, *, verify: ssl.SSLContext | bool = True) -> None:
+        super().__init__(trust_env=False)
+        self._pool = _ExactPool(**_pool_options(verify, _LIMITS), network_backend=DeadlineBackend())
+
+
+class AsyncProviderTransport(httpx.AsyncHTTPTransport):
+    """``ProviderTransport`` for the event loop."""
+
+    def __init__(self, *, verify: ssl.SSLContext | bool = True) -> None:
+        super().__init__(trust_env=False)
+        self._pool = _AsyncExactPool(
+            **_pool_options(verify, _LIMITS), network_backend=AsyncDeadlineBackend()
+        )
+
+
+def proxy_transport(proxy: str, *, verify: ssl.SSLContext | bool = True) -> httpx.HTTPTransport:
+    """The operator's fetch proxy, with the deadline and the exact reuse."""
+    transport = httpx.HTTPTransport(trust_env=False)
+    transport._pool = _ExactProxy(
+        **_pool_options(verify, _LIMITS), **_proxy_options(proxy), network_backend=DeadlineBackend()
+    )
+    return transport
+
+
+def async_proxy_transport(
+    proxy: str, *, verify: ssl.SSLContext | bool = True
+) -> httpx.AsyncHTTPTransport:
+    """``proxy_transport`` for the event loop."""
+    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    transport._pool = _AsyncExactProxy(
+        **_pool_options(verify, _LIMITS),
+        **_proxy_options(proxy),
+        network_backend=AsyncDeadlineBackend(),
+    )
+    return transport

@@ -38,6 +38,10 @@ class ExtractedDocument(BaseModel):
     fallback: str | None = Field(
         default=None, description="why an article request was answered with a full render"
     )
+    note: str | None = Field(
+        default=None,
+        description="what bounding the input changed: HTML not read, or nesting flattened",
+    )
     title: str | None = None
     byline: str | None = None
     published: str | None = Field(default=None, description="as the page states it, often ISO")

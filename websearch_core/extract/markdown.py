@@ -249,6 +249,8 @@ class _Renderer:
         if link is not None:
             label = stripped.replace("\n", " ").replace("[", "\\[").replace("]", "\\]")
             sink.md.append(f"{lead}[{label}]({link}){trail}")
+        elif stripped.startswith(marker) and stripped.endswith(marker):
+            sink.md.append(inner)  # <b><b>x</b></b> is bold once, not ****x****
         else:
             sink.md.append(f"{lead}{marker}{stripped}{marker}{trail}")
 

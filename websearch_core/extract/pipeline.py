@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from selectolax.lexbor import LexborHTMLParser
 
+from websearch_core.boundary import boundary
+from websearch_core.errors import InvalidRequestError
 from websearch_core.extract.clean import bound_input, remove_chrome, remove_junk
 from websearch_core.extract.document import ExtractedDocument, ExtractMode
 from websearch_core.extract.markdown import Rendered, render
@@ -23,13 +25,18 @@ _LINK_LIST_DENSITY = 0.4
 
 
 def _document(
-    rendered: Rendered, meta: PageMetadata, mode: ExtractMode, fallback: str | None
+    rendered: Rendered,
+    meta: PageMetadata,
+    mode: ExtractMode,
+    fallback: str | None,
+    note: str | None,
 ) -> ExtractedDocument:
     return ExtractedDocument(
         markdown=rendered.markdown,
         text=rendered.text,
         mode=mode,
         fallback=fallback,
+        note=note,
         title=meta.title,
         byline=meta.byline,
         published=meta.published,
@@ -48,18 +55,36 @@ def _full(html: str, url: str | None) -> Rendered:
     return render([body] if body is not None else [], url)
 
 
+_MODES = ("article", "full", "raw")
+
+
 def extract(html: str, url: str | None = None, mode: ExtractMode = "article") -> ExtractedDocument:
-    """HTML → ``ExtractedDocument``; see the package docstring for the modes."""
-    bounded, _ = bound_input(html)
+    """HTML → ``ExtractedDocument``; see the package docstring for the modes.
+
+    Raises only ``InvalidRequestError`` (for arguments of the wrong type or an unknown mode)
+    or, for a failure nobody foresaw, ``InternalError``; malformed HTML is not an error.
+    """
+    if not isinstance(html, str):
+        raise InvalidRequestError("html must be text (str); decode bytes first")
+    if url is not None and not isinstance(url, str):
+        raise InvalidRequestError("url must be text (str) or None")
+    if mode not in _MODES:
+        raise InvalidRequestError(f"mode must be one of {', '.join(_MODES)}")
+    with boundary("extraction"):
+        return _extract(html, url, mode)
+
+
+def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument:
+    bounded, note = bound_input(html)
     tree = LexborHTMLParser(bounded)
     meta = read_metadata(tree, url)
     if mode == "raw":
         remove_junk(tree)
         body = tree.body
         text = body.text(deep=True, separator="\n", strip=True) if body is not None else ""
-        return _document(Rendered(html, text), meta, "raw", None)
+        return _document(Rendered(html, text), meta, "raw", None, note)
     if mode == "full":
-        return _document(_full(bounded, url), meta, "full", None)
+        return _document(_full(bounded, url), meta, "full", None, note)
     remove_junk(tree)
     remove_chrome(tree)
     body = tree.body
@@ -70,9 +95,9 @@ def extract(html: str, url: str | None = None, mode: ExtractMode = "article") ->
         prune(selection.nodes, meta.title)
         rendered = render(selection.nodes, url)
         if rendered.text:
-            return _document(rendered, meta, "article", None)
+            return _document(rendered, meta, "article", None, note)
         reason = "the likeliest article block held only page furniture"
-    return _document(_full(bounded, url), meta, "full", reason)
+    return _document(_full(bounded, url), meta, "full", reason, note)
 
 
 def _not_an_article(meta: PageMetadata, selection: Selection | None, page_chars: int) -> str | None:

@@ -8,13 +8,14 @@ session runs on a worker thread under ``asearch`` so it never blocks the event l
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from pydantic import SecretStr
@@ -26,6 +27,7 @@ from websearch_core.routing import Support
 
 __all__ = [
     "BlockingProvider",
+    "Endpoint",
     "HttpProvider",
     "KeyedHttpProvider",
     "Provider",
@@ -44,11 +46,41 @@ class ProviderAnswer:
     outcomes: list[EngineOutcome] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    """An operator's base URL as it goes on the wire: without userinfo, with any credentials
+    it carried as an HTTP Basic ``Authorization`` header (so no URL we send or log holds them).
+    """
+
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, base_url: str) -> Endpoint:
+        parts = urlsplit(base_url)
+        if parts.username is None and parts.password is None:
+            return cls(base_url)
+        user, password = unquote(parts.username or ""), unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+        bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        return cls(bare, {"Authorization": f"Basic {token}"})
+
+    def request(
+        self, method: str, path: str, *, headers: Mapping[str, str], **options: Any
+    ) -> httpx.Request:
+        """``method`` on ``path`` below the base URL; the provider's own headers win."""
+        return httpx.Request(
+            method, f"{self.url}{path}", headers={**self.headers, **headers}, **options
+        )
+
+
 class Provider(ABC):
     """One search backend."""
 
     name: ClassVar[str]
     capabilities: ClassVar[Mapping[str, Support]]
+    #: The longest query (after ``site:`` rewriting) the provider accepts.
+    max_query_chars: ClassVar[int] = 2_000
 
     @classmethod
     @abstractmethod
@@ -102,9 +134,12 @@ class KeyedHttpProvider(HttpProvider):
     #: The ``Settings`` field holding the key, and the environment variable users set.
     key_setting: ClassVar[str]
     key_variable: ClassVar[str]
+    #: The vendor's API root; an operator may point ``<name>_base_url`` at a gateway.
+    default_base_url: ClassVar[str]
 
-    def __init__(self, api_key: SecretStr) -> None:
+    def __init__(self, api_key: SecretStr, base_url: str | None = None) -> None:
         self._api_key = api_key
+        self._endpoint = Endpoint.of(base_url or self.default_base_url)
 
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
@@ -116,7 +151,8 @@ class KeyedHttpProvider(HttpProvider):
     def from_settings(cls, settings: Settings) -> Provider:
         key = getattr(settings, cls.key_setting)
         assert isinstance(key, SecretStr)
-        return cls(key)
+        base_url = getattr(settings, f"{cls.name}_base_url")
+        return cls(key, base_url.get_secret_value() if base_url is not None else None)
 
 
 class BlockingProvider(Provider):
@@ -156,7 +192,7 @@ def is_web_url(link: object) -> bool:
     """An absolute http(s) URL with a host and no whitespace: something a model can follow."""
     if not isinstance(link, str) or not link.startswith(("http://", "https://")):
         return False
-    if " " in link or "\n" in link or "\t" in link or "\r" in link:
+    if " " in link or not link.isprintable():  # whitespace, controls, invisible characters
         return False
     try:
         return bool(urlsplit(link).hostname)

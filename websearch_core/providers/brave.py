@@ -15,7 +15,6 @@ from websearch_core.models import SearchRequest
 from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, ranked
 from websearch_core.routing import Support
 
-ENDPOINT = "https://api.search.brave.com/res/v1/web/search"
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 # Brave takes a date range only with both ends, so an open end is filled, never refused.
 _EARLIEST = dt.date(1990, 1, 1)
@@ -25,6 +24,8 @@ class BraveProvider(KeyedHttpProvider):
     name = "brave"
     key_setting = "brave_api_key"
     key_variable = "BRAVE_API_KEY"
+    default_base_url = "https://api.search.brave.com"
+    max_query_chars = 400  # Brave's documented limit (and at most 50 words)
     capabilities: ClassVar = {
         "include_domains": Support.QUERY_OPERATOR,
         "exclude_domains": Support.QUERY_OPERATOR,
@@ -53,9 +54,9 @@ class BraveProvider(KeyedHttpProvider):
             params["country"] = request.country.upper()
         if request.language:
             params["search_lang"] = request.language
-        return httpx.Request(
+        return self._endpoint.request(
             "GET",
-            ENDPOINT,
+            "/res/v1/web/search",
             params=params,
             headers={
                 "Accept": "application/json",

@@ -16,6 +16,7 @@ from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import EngineOutcome, SearchRequest
 from websearch_core.providers.base import (
+    Endpoint,
     HttpProvider,
     ProviderAnswer,
     is_web_url,
@@ -42,7 +43,7 @@ class SearxngProvider(HttpProvider):
     }
 
     def __init__(self, base_url: str) -> None:
-        self._base_url = base_url
+        self._endpoint = Endpoint.of(base_url)
 
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
@@ -51,7 +52,7 @@ class SearxngProvider(HttpProvider):
     @classmethod
     def from_settings(cls, settings: Settings) -> SearxngProvider:
         assert settings.searxng_url is not None
-        return cls(settings.searxng_url)
+        return cls(settings.searxng_url.get_secret_value())
 
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         params: dict[str, str | int] = {"q": query, "format": "json"}
@@ -63,8 +64,8 @@ class SearxngProvider(HttpProvider):
             params["language"] = request.language
         if request.safesearch:
             params["safesearch"] = _SAFESEARCH[request.safesearch]
-        return httpx.Request(
-            "GET", f"{self._base_url}/search", params=params, headers={"Accept": "application/json"}
+        return self._endpoint.request(
+            "GET", "/search", params=params, headers={"Accept": "application/json"}
         )
 
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:

@@ -14,7 +14,6 @@ from websearch_core.models import SearchRequest
 from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, plain, ranked
 from websearch_core.routing import Support
 
-ENDPOINT = "https://api.tavily.com/search"
 # 432/433 are Tavily's "plan / pay-as-you-go limit reached": waiting will not help.
 _QUOTA_STATUSES = (432, 433)
 
@@ -23,6 +22,7 @@ class TavilyProvider(KeyedHttpProvider):
     name = "tavily"
     key_setting = "tavily_api_key"
     key_variable = "TAVILY_API_KEY"
+    default_base_url = "https://api.tavily.com"
     capabilities: ClassVar = {
         "include_domains": Support.NATIVE,
         "exclude_domains": Support.NATIVE,
@@ -53,9 +53,9 @@ class TavilyProvider(KeyedHttpProvider):
             body["start_date"] = request.date_from.isoformat()
         if request.date_to:
             body["end_date"] = request.date_to.isoformat()
-        return httpx.Request(
+        return self._endpoint.request(
             "POST",
-            ENDPOINT,
+            "/search",
             json=body,
             headers={
                 "Accept": "application/json",
