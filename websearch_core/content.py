@@ -213,11 +213,11 @@ def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     if media == "application/json" or media.endswith("+json"):
         text, charset = decode_text(body, content_type)
         try:
-            return Converted(
-                "json", json.dumps(json.loads(text), indent=2, ensure_ascii=False), charset
-            )
+            data = json.loads(text)
         except (ValueError, RecursionError):  # truncated, invalid, or nested past the limit
             return Converted("text", text, charset)
+        indent = 2 if _indenting_costs(data, len(text) + _INDENT_ALLOWANCE) else None
+        return Converted("json", json.dumps(data, indent=indent, ensure_ascii=False), charset)
     if media.startswith("text/") or media in _TEXT_LIKE or media.endswith("+xml"):
         text, charset = decode_text(body, content_type)
         return Converted("text", text, charset)
@@ -229,6 +229,31 @@ def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
         "text pages, JSON and PDFs]",
         None,
     )
+
+
+#: Indentation may add up to the document's own size plus this much; beyond, JSON is shown
+#: compact. Each level indents every line two more spaces, so indenting JSON nested d deep
+#: costs about d² characters: a 600-byte body of brackets would become 180 kB.
+_INDENT_ALLOWANCE = 50_000
+
+
+def _indenting_costs(data: object, budget: int) -> bool:
+    """Whether ``json.dumps(data, indent=2)`` adds at most ``budget`` characters."""
+    cost = 0
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: list[object] = list(node.values())
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        cost += (len(children) + 1) * (2 * depth + 1)  # a line break and indent per item
+        if cost > budget:
+            return False
+        stack.extend((child, depth + 1) for child in children)
+    return True
 
 
 def _with_header(document: ExtractedDocument) -> str:

@@ -230,7 +230,10 @@ def parse_url(url: str, policy: JailPolicy = DEFAULT) -> Target:
     path = "".join(c if c.isascii() else quote(c, safe="") for c in tail)
     if not path.startswith("/"):
         path = "/" + path
-    return Target(scheme, host, ip, port, f"{scheme}://{authority}{path}", authority)
+    canonical = f"{scheme}://{authority}{path}"
+    if len(canonical) > MAX_URL_CHARS:  # percent-encoding can triple a path's length
+        raise _refuse("malformed", f"it is longer than {MAX_URL_CHARS:,} characters once encoded")
+    return Target(scheme, host, ip, port, canonical, authority)
 
 
 def read_ip(host: str) -> IPAddress | None:

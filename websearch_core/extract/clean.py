@@ -182,7 +182,7 @@ def bound_input(html: str) -> tuple[str, str | None]:
         if flat.dropped_tags:
             html = flat.html
             notes.append(
-                f"markup nested deeper than {MAX_NESTING} levels was flattened "
+                f"markup nested too deep or left open too often was flattened "
                 f"({flat.dropped_tags:,} tags removed, their text kept)"
             )
     return html, "; ".join(notes) or None

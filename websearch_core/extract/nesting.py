@@ -19,7 +19,9 @@ closes an element only where the HTML tree builder (WHATWG HTML 13.2.6) certainl
   rows close theirs within their table; ``<a>`` and ``<nobr>`` close their like as an end tag
   would; a tag that breaks out of SVG or MathML closes the innermost ``<svg>``/``<math>``;
 - void elements never open, nor do ``/>`` tags directly inside SVG or MathML; raw-text
-  elements (``<script>``, ``<style>`` …) and comments hold no tags.
+  elements (``<script>``, ``<style>`` …, outside SVG and MathML) and comments hold no tags;
+- formatting elements (``<b>``, ``<font>``, ``<a>`` …) closed by a block stay active and are
+  reopened in the next block, so the list of active ones is followed too, and kept short.
 
 Implicit elements the parser adds (``tbody``, ``html``, ``body``, reconstructed formatting
 elements) make its stack deeper than the model's by a bounded factor, which
@@ -39,10 +41,12 @@ _VOID = frozenset(
     "area base basefont bgsound br col embed frame hr image img input keygen link meta param "
     "source track wbr".split()
 )
-#: Their content is text until their own end tag (``plaintext`` never ends).
+#: Their content is text until their own end tag (``plaintext`` never ends) — in HTML
+#: content only: inside SVG or MathML they are ordinary elements. ``noscript`` is not among
+#: them: a parser without scripting (ours) reads its content as markup.
 _RAW_TEXT = {
     name: re.compile(rf"</{name}[\t\n\f\r />]", re.IGNORECASE)
-    for name in "script style textarea title xmp iframe noembed noframes noscript".split()
+    for name in "script style textarea title xmp iframe noembed noframes".split()
 }
 #: The default scope's boundaries (13.2.4.2), SVG/MathML integration points included.
 _SCOPE = frozenset(
@@ -75,6 +79,11 @@ _BREAKOUT = frozenset(
     "ul var font".split()
 )
 _CATEGORIES = (("scope", _SCOPE), ("special", _SPECIAL), ("list_stop", _STOPS_LIST_ITEM))
+#: Formatting elements (13.2.4.3): closed by a block around them, they stay "active" and are
+#: reopened, as copies, wherever text comes next.
+_FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
+#: Elements that put a marker in the list of active formatting elements.
+_MARKERS = frozenset("applet object marquee template td th caption".split())
 #: Start tags that may close something before they open; the others only push.
 _MAY_CLOSE = (
     _CLOSES_P
@@ -98,6 +107,8 @@ class _Stack:
         self.names: list[str] = []
         self.at: dict[str, list[int]] = {}  # name -> indices where it is open, ascending
         self.marks: dict[str, list[int]] = {kind: [] for kind, _ in _CATEGORIES}
+        #: The list of active formatting elements, as (name, attributes); None is a marker.
+        self.active: list[tuple[str, str] | None] = []
 
     def __len__(self) -> int:
         return len(self.names)
@@ -110,6 +121,8 @@ class _Stack:
             for kind, members in _CATEGORIES:
                 if name in members:
                     self.marks[kind].append(index)
+            if name in _MARKERS:
+                self.active.append(None)
 
     def close(self, index: int) -> None:
         """Pop every element from the top down to (and including) the one at ``index``."""
@@ -122,6 +135,34 @@ class _Stack:
                 for marks in self.marks.values():
                     if marks and marks[-1] == len(self.names):
                         marks.pop()
+                if name in _MARKERS:  # clear the list back to the last marker
+                    while self.active and self.active.pop() is not None:
+                        pass
+
+    def activated(self) -> list[tuple[str, str] | None]:
+        """The active formatting elements after the last marker."""
+        for index in range(len(self.active) - 1, -1, -1):
+            if self.active[index] is None:
+                return self.active[index + 1 :]
+        return self.active
+
+    def activate(self, entry: tuple[str, str]) -> None:
+        """Add a formatting element to the list, as the parser does (Noah's Ark: at most three
+        alike after the last marker; the earliest of them goes)."""
+        after = len(self.active) - len(self.activated())
+        alike = [i for i in range(after, len(self.active)) if self.active[i] == entry]
+        if len(alike) >= 3:
+            del self.active[alike[0]]
+        self.active.append(entry)
+
+    def deactivate(self, name: str) -> None:
+        """Remove the latest ``name`` after the last marker (its end tag, or a new ``<a>``)."""
+        after = len(self.active) - len(self.activated())
+        for index in range(len(self.active) - 1, after - 1, -1):
+            entry = self.active[index]
+            if entry is not None and entry[0] == name:
+                del self.active[index]
+                return
 
     def last(self, name: str) -> int:
         positions = self.at.get(name)
@@ -203,6 +244,13 @@ def _foreign(stack: _Stack) -> int:
     return index if index > stack._mark("scope") else -1
 
 
+#: At most this many formatting elements stay active at once. Each is reopened in every
+#: paragraph that follows, so a page that leaves thousands open (each a little different, so
+#: Noah's Ark keeps them all) makes the parser's tree quadratic in size; real pages leave a
+#: handful. The ones past this are dropped like deep tags: their text stays.
+_MAX_ACTIVE = 6
+
+
 def flatten(html: str, limit: int) -> Flattened:
     """``html`` with the start tags that would nest past ``limit`` removed (see module doc)."""
     stack = _Stack()
@@ -225,6 +273,8 @@ def flatten(html: str, limit: int) -> Flattened:
                 dropped[name] -= 1
                 cuts.append((match.start(), position))
             elif name not in _VOID:  # </br> reads as <br>; other void end tags are ignored
+                if name in _FORMATTING:
+                    stack.deactivate(name)
                 _end(stack, name)
             continue
         if name == "plaintext":
@@ -234,16 +284,23 @@ def flatten(html: str, limit: int) -> Flattened:
         if html[tag_end - 1] == "/" and name not in _BREAKOUT and _foreign(stack) >= 0:
             continue  # self-closing, directly inside SVG or MathML
         closes = _closes(stack, name)
-        if (closes if closes >= 0 else len(stack)) >= limit:
+        too_deep = (closes if closes >= 0 else len(stack)) >= limit
+        formatting = name in _FORMATTING
+        if too_deep or (formatting and len(stack.activated()) >= _MAX_ACTIVE):
             # Dropped, its closings are not made either: the parser will not see this tag.
             dropped[name] = dropped.get(name, 0) + 1
             cuts.append((match.start(), position))
             continue
         stack.close(closes)
+        foreign = _foreign(stack) >= 0
+        if formatting:
+            if name in ("a", "nobr"):
+                stack.deactivate(name)
+            stack.activate((name, html[match.end() : tag_end].strip()))
         stack.push(name)
         deepest = max(deepest, len(stack))
         raw_end = _RAW_TEXT.get(name)
-        if raw_end is not None:
+        if raw_end is not None and not foreign:
             found = raw_end.search(html, position)
             position = len(html) if found is None else found.start()
     if not cuts:
