@@ -11,9 +11,9 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, validation_message
 
@@ -53,6 +53,18 @@ FETCH_DESCRIPTION = (
 _REQUIRED: Any = ...
 
 
+def _not_a_boolean(value: object) -> object:
+    # A model's JSON may say "5" for 5, which is read as 5; true for a number is a mistake,
+    # which pydantic would quietly read as 1.
+    if isinstance(value, bool):
+        raise ValueError("give a whole number, not true or false")
+    return value
+
+
+#: An integer argument as a model writes it: 5 or "5", never true.
+WholeNumber = Annotated[int, BeforeValidator(_not_a_boolean)]
+
+
 @dataclass(frozen=True)
 class Argument:
     """One tool argument: its type, default and the words the model reads about it.
@@ -77,7 +89,7 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
     ),
     Argument(
         "count",
-        int,
+        WholeNumber,
         DEFAULT_COUNT,
         f"How many results, 1 to {MAX_COUNT}. The default "
         "is enough to choose a page; ask for more only when the first ones miss.",
@@ -151,7 +163,7 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
     ),
     Argument(
         "page",
-        int,
+        WholeNumber,
         1,
         "Result page, 1 to 10: ask for page 2 when the first page had nothing useful.",
         "page",
@@ -169,14 +181,14 @@ FETCH_ARGUMENTS: tuple[Argument, ...] = (
     ),
     Argument(
         "offset",
-        int,
+        WholeNumber,
         0,
         "Where to continue a long page: the offset the previous "
         "answer's cut marker gave. Leave it at 0 for a new page.",
     ),
     Argument(
         "max_bytes",
-        int | None,
+        WholeNumber | None,
         None,
         "Read at most this many bytes of the page "
         "(default 2 MB). Lower it for a quick look at a huge page.",
