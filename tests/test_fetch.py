@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
+from tests.support.pdf import tiny_pdf
 from websearch_core import (
     FetchError,
     FetchTimeoutError,
@@ -119,36 +120,8 @@ def test_plain_text_passes_through(server: ScriptedServer) -> None:
     assert session().fetch(f"{server.url}/t").content == text
 
 
-# A one-page PDF whose content stream shows "Hello PDF" (xref offsets are computed below).
-def _tiny_pdf() -> bytes:
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        None,
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    stream = b"BT /F1 24 Tf 20 100 Td (Hello PDF) Tj ET"
-    objects[3] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
-
-
 def test_pdf_becomes_text_with_the_pdf_extra(server: ScriptedServer) -> None:
-    server.script("/p.pdf", Reply(200, _tiny_pdf(), {"Content-Type": "application/pdf"}))
+    server.script("/p.pdf", Reply(200, tiny_pdf(), {"Content-Type": "application/pdf"}))
     page = session().fetch(f"{server.url}/p.pdf")
     assert page.kind == "pdf"
     assert "Hello PDF" in page.content
@@ -158,7 +131,7 @@ def test_pdf_without_the_extra_says_how_to_get_it(
     server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "pypdf", None)
-    server.script("/p.pdf", Reply(200, _tiny_pdf(), {"Content-Type": "application/pdf"}))
+    server.script("/p.pdf", Reply(200, tiny_pdf(), {"Content-Type": "application/pdf"}))
     page = session().fetch(f"{server.url}/p.pdf")
     assert "pip install 'websearch-pack[pdf]'" in page.content
 
