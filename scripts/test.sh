@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone, with nothing but Python >= 3.10, pip and git:
 # a virtualenv with every extra, searx 0.17 in its own Python 3.8 venv (the tests start it on
-# loopback), then lint, types and pytest. Extra arguments go to pytest.
+# loopback), then lint, types and pytest (in a network namespace where only loopback exists,
+# when one can be created). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,17 @@ echo "== mypy"
 .venv/bin/mypy
 echo "== pytest"
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+# Only loopback: in a network namespace of its own (no interface but lo), no test and no
+# library under test can reach anything else, whatever language its HTTP client is in.
+if unshare --net --map-root-user true 2>/dev/null; then
+  echo "(in a network namespace with only loopback)"
+  unshare --net --map-root-user .venv/bin/python scripts/run_offline.py \
+    .venv/bin/python -m pytest "$@" || status=$?
+else
+  echo "(no network namespace could be created here: only the Python-level loopback guard" \
+    "in tests/conftest.py keeps the tests off the network)" >&2
+  .venv/bin/python -m pytest "$@" || status=$?
+fi
 if [ "$status" -eq 5 ]; then
   echo "pytest collected no tests: that is a failure, not a pass" >&2
   exit 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,6 +97,29 @@ _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 def _loopback(host: object) -> bool:
     text = host.decode() if isinstance(host, bytes) else str(host)
     return text in _LOOPBACK_NAMES or text.startswith("127.")
+
+
+def _audit_connects(event: str, args: tuple[Any, ...]) -> None:
+    """Every socket connect and name lookup in this process, checked for loopback.
+
+    An audit hook sees what the monkeypatches below cannot: a raw ``socket.connect``, a
+    connect from a library's own socket code, a lookup made during a session fixture. Only
+    code outside Python (ddgs's Rust HTTP client) gets past it; the network namespace that
+    scripts/test.sh runs the suite in stops that too.
+    """
+    if event == "socket.connect":
+        sock, address = args
+        family = getattr(sock, "family", None)
+        if family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address[0]):
+            raise OSError(f"test tried to connect to {address[0]!r}: tests must stay on loopback")
+    elif event == "socket.getaddrinfo" and args[0] is not None and not _loopback(args[0]):
+        raise OSError(f"test tried to resolve {args[0]!r}: tests must stay on loopback")
+
+
+sys.addaudithook(_audit_connects)
+
+#: Where the suite runs: "netns" inside scripts/test.sh's namespace (only loopback exists).
+OFFLINE = os.environ.get("WEBSEARCH_TESTS_OFFLINE", "")
 
 
 @pytest.fixture(autouse=True)
