@@ -36,4 +36,4 @@ def test_brave_rate_limit_then_success(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("websearch_core.http.time.sleep", slept.append)
     response = WebSearch("brave", brave_api_key=BRAVE_KEY).search("python frameworks", count=3)
     assert len(response.results) == 3
-    assert slept == [1.0]  # the cassette's Retry-After
+    assert slept == [2.0]  # the cassette's Retry-After, which is not the default wait

@@ -220,10 +220,22 @@ def test_table_heavy_page_becomes_gfm_tables() -> None:
     assert "Stats" not in doc.markdown
 
 
-@pytest.mark.parametrize("html", ["", "   ", "<html></html>", "<p>", "just words", "<!-- c -->"])
-def test_empty_or_trivial_input(html: str) -> None:
+@pytest.mark.parametrize(
+    ("html", "markdown"),
+    [
+        ("", ""),
+        ("   ", ""),
+        ("<html></html>", ""),
+        ("<p>", ""),
+        ("just words", "just words"),
+        ("<!-- c -->", ""),
+    ],
+)
+def test_empty_or_trivial_input(html: str, markdown: str) -> None:
     doc = extract(html)
-    assert isinstance(doc.markdown, str)
+    assert doc.markdown == markdown
+    assert doc.mode == "full"
+    assert doc.fallback  # says why there is no article, never silently empty
     assert doc.mode in ("article", "full")
 
 
@@ -318,10 +330,12 @@ def _finishes(html: str, limit_s: float = 120.0) -> ExtractedDocument:
     return result[0]
 
 
-def test_deeply_nested_html_finishes() -> None:
+def test_deeply_nested_html_finishes_and_keeps_its_text() -> None:
     html = "<div>" * 400_000 + "deep text" + "</div>" * 400_000  # 4.4 MB
     doc = _finishes(html)
-    assert isinstance(doc.markdown, str)
+    assert "deep text" in doc.text
+    assert doc.note is not None
+    assert "flattened" in doc.note
 
 
 def test_nesting_below_the_cap_keeps_its_text() -> None:

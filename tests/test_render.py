@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
-from websearch_core import EngineOutcome, SearchResponse, SearchResult, WebSearch
+from websearch_core import EngineOutcome, SearchResponse, SearchResult, WebSearch, WebSearchError
 
 
 def response(**kwargs: object) -> SearchResponse:
@@ -83,3 +83,48 @@ def test_different_options_are_different_memo_entries(server: ScriptedServer) ->
     ws.search("a", count=3)
     ws.search("a", freshness="day")
     assert server.hits("/search") == 3
+
+
+def test_an_identical_query_is_answered_from_the_memo(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": [{"title": "T", "url": "https://e.org/"}]}))
+    ws = WebSearch("searxng", searxng_url=server.url)
+    first = ws.search("memo probe")
+    second = ws.search("  memo   probe ")  # the same query once whitespace is normalised
+    assert server.hits("/search") == 1
+    assert (first.from_memo, second.from_memo) == (False, True)
+    assert second.results == first.results
+    assert second.render() == first.render()
+
+
+async def test_sync_and_async_searches_share_one_memo(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": []}))
+    ws = WebSearch("searxng", searxng_url=server.url)
+    ws.search("shared")
+    assert (await ws.asearch("shared")).from_memo
+    await ws.asearch("only async")
+    assert ws.search("only async").from_memo
+    assert server.hits("/search") == 2
+
+
+def test_memo_size_zero_asks_every_time(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": []}))
+    ws = WebSearch("searxng", searxng_url=server.url, memo_size=0)
+    assert not ws.search("again").from_memo
+    assert not ws.search("again").from_memo
+    assert server.hits("/search") == 2
+
+
+def test_each_session_has_its_own_memo(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": []}))
+    WebSearch("searxng", searxng_url=server.url).search("q")
+    assert not WebSearch("searxng", searxng_url=server.url).search("q").from_memo
+    assert server.hits("/search") == 2
+
+
+def test_a_failed_search_is_not_memoised(server: ScriptedServer) -> None:
+    server.script("/search", Reply(400, "bad"), Reply(200, {"results": []}))
+    ws = WebSearch("searxng", searxng_url=server.url)
+    with pytest.raises(WebSearchError):
+        ws.search("q")
+    assert not ws.search("q").from_memo
+    assert server.hits("/search") == 2

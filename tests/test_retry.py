@@ -1,9 +1,19 @@
-"""One retry on 429/5xx honouring Retry-After, then a typed error; against a real server."""
+"""One retry on 429/5xx honouring Retry-After, then a typed error; against a real server.
+
+The wait is checked two ways: ``retry_delay`` is a pure function of the response, tested on
+every form of the header, and the session's sleeps are recorded (``time.sleep`` and
+``anyio.sleep`` patched), so honouring the header, the cap and "exactly one retry" are
+asserted as values, never as timings. Values equal to ``DEFAULT_RETRY_WAIT`` would prove
+nothing, so none is used.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import time
 
+import httpx
 import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
@@ -14,6 +24,7 @@ from websearch_core import (
     RateLimitedError,
     WebSearch,
 )
+from websearch_core.http import DEFAULT_RETRY_WAIT, retry_after_seconds, retry_delay
 
 OK = Reply(
     200, {"query": "q", "results": [{"title": "T", "url": "https://e.org/", "content": "c"}]}
@@ -24,21 +35,109 @@ def session(server: ScriptedServer, **kwargs: float) -> WebSearch:
     return WebSearch("searxng", searxng_url=server.url, **kwargs)  # type: ignore[arg-type]
 
 
-def test_429_with_retry_after_is_retried_once_after_waiting(server: ScriptedServer) -> None:
-    server.script("/search", Reply(429, "slow down", {"Retry-After": "1"}), OK)
-    started = time.monotonic()
+def _http_date(seconds_from_now: float) -> str:
+    when = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=seconds_from_now)
+    return email.utils.format_datetime(when, usegmt=True)
+
+
+def _response(status: int, retry_after: str | None = None) -> httpx.Response:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    return httpx.Response(status, headers=headers)
+
+
+def test_the_default_wait_is_not_a_value_the_tests_send() -> None:
+    assert DEFAULT_RETRY_WAIT == 1.0
+
+
+@pytest.mark.parametrize(
+    ("status", "header", "cap", "expected"),
+    [
+        (429, "2", 5.0, 2.0),  # delta-seconds, not the default
+        (503, "3.5", 5.0, 3.5),  # fractional seconds
+        (429, "0", 5.0, 0.0),  # retry at once
+        (429, "120", 5.0, None),  # above the cap: not slept through, reported instead
+        (429, "soon", 5.0, DEFAULT_RETRY_WAIT),  # malformed: the default
+        (429, "-3", 5.0, 0.0),  # negative: at once
+        (429, "", 5.0, DEFAULT_RETRY_WAIT),  # empty: the default
+        (429, None, 5.0, DEFAULT_RETRY_WAIT),  # absent: the default
+        (429, None, 0.5, 0.5),  # absent, and the cap is below the default
+        (500, "2", 5.0, 2.0),
+        (404, "2", 5.0, None),  # not retried at all
+        (401, "2", 5.0, None),
+    ],
+)
+def test_retry_delay_reads_every_form_of_retry_after(
+    status: int, header: str | None, cap: float, expected: float | None
+) -> None:
+    assert retry_delay(_response(status, header), cap) == expected
+
+
+def test_retry_after_as_an_http_date() -> None:
+    ahead = retry_after_seconds(_response(429, _http_date(3)))
+    assert ahead is not None
+    assert 1.5 <= ahead <= 3.0  # the date has one-second granularity
+    assert retry_after_seconds(_response(429, "Wed, 21 Oct 2015 07:28:00 GMT")) == 0.0
+    assert retry_delay(_response(429, _http_date(600)), cap=5.0) is None
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """Every wait the senders make, recorded instead of slept."""
+    slept: list[float] = []
+
+    async def asleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr("websearch_core.http.time.sleep", slept.append)
+    monkeypatch.setattr("websearch_core.http.anyio.sleep", asleep)
+    return slept
+
+
+@pytest.mark.parametrize(
+    ("header", "waited"),
+    [("2", 2.0), ("3.5", 3.5), ("soon", DEFAULT_RETRY_WAIT), (None, DEFAULT_RETRY_WAIT)],
+)
+def test_429_is_retried_exactly_once_after_the_wait_it_asks_for(
+    server: ScriptedServer, sleeps: list[float], header: str | None, waited: float
+) -> None:
+    headers = {"Retry-After": header} if header is not None else {}
+    server.script("/search", Reply(429, "slow down", headers), OK)
     response = session(server).search("q")
-    waited = time.monotonic() - started
     assert [r.url for r in response.results] == ["https://e.org/"]
     assert server.hits("/search") == 2
-    assert waited >= 0.9  # it honoured Retry-After rather than retrying at once
+    assert sleeps == [waited]
 
 
-async def test_async_path_retries_the_same_way(server: ScriptedServer) -> None:
-    server.script("/search", Reply(503, "busy", {"Retry-After": "0"}), OK)
+async def test_async_path_retries_the_same_way(server: ScriptedServer, sleeps: list[float]) -> None:
+    server.script("/search", Reply(503, "busy", {"Retry-After": "2"}), OK)
     response = await session(server).asearch("q")
     assert len(response.results) == 1
     assert server.hits("/search") == 2
+    assert sleeps == [2.0]
+
+
+def test_an_http_date_retry_after_is_waited_for(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
+    server.script("/search", Reply(429, "", {"Retry-After": _http_date(3)}), OK)
+    assert len(session(server).search("q").results) == 1
+    assert len(sleeps) == 1
+    assert 1.5 <= sleeps[0] <= 3.0
+
+
+def test_a_second_429_is_not_retried_again(server: ScriptedServer, sleeps: list[float]) -> None:
+    server.script("/search", Reply(429, "", {"Retry-After": "2"}))
+    with pytest.raises(RateLimitedError, match="wait 2 s"):
+        session(server).search("q")
+    assert server.hits("/search") == 2
+    assert sleeps == [2.0]
+
+
+def test_the_wait_is_really_slept(server: ScriptedServer) -> None:
+    server.script("/search", Reply(429, "slow down", {"Retry-After": "2"}), OK)
+    started = time.monotonic()
+    session(server).search("q")
+    assert time.monotonic() - started >= 1.9  # it honoured Retry-After, not the default 1 s
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
@@ -62,16 +161,22 @@ def test_persistent_429_reports_retry_after_to_the_model(server: ScriptedServer)
     assert server.hits("/search") == 2
 
 
-def test_retry_after_beyond_the_cap_is_not_slept_through(server: ScriptedServer) -> None:
+def test_retry_after_beyond_the_cap_is_not_slept_through(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
     server.script("/search", Reply(429, "", {"Retry-After": "120"}))
     with pytest.raises(RateLimitedError, match="wait 120 s"):
         session(server, max_retry_wait=2).search("q")
     assert server.hits("/search") == 1
+    assert sleeps == []
 
 
-def test_http_date_retry_after_is_understood(server: ScriptedServer) -> None:
+def test_http_date_retry_after_in_the_past_retries_at_once(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
     server.script("/search", Reply(429, "", {"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}), OK)
-    assert len(session(server).search("q").results) == 1  # a date in the past: retry at once
+    assert len(session(server).search("q").results) == 1
+    assert sleeps == [0.0]
 
 
 def test_401_is_a_bad_key_and_is_not_retried(server: ScriptedServer) -> None:

@@ -18,6 +18,7 @@ from tests.support.fake_ddgs import FakeDDGS
 from websearch_core import (
     ConfigurationError,
     InvalidRequestError,
+    SearchResponse,
     UnsupportedOptionError,
     WebSearch,
 )
@@ -46,46 +47,51 @@ class Sent:
     body: dict[str, Any]
 
 
-Check = Callable[[Sent], bool]
+Check = Callable[[Sent, SearchResponse], bool]
 
 #: How each provider must express each option it honours. Unlisted pairs must be refused.
 EXPECTED: dict[tuple[str, str], Check] = {
-    ("brave", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
-    ("brave", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
-    ("brave", "freshness"): lambda s: s.params["freshness"] == "pw",
-    ("brave", "date_range"): lambda s: s.params["freshness"] == "2026-01-01to2026-02-01",
-    ("brave", "country"): lambda s: s.params["country"] == "DE",
-    ("brave", "language"): lambda s: s.params["search_lang"] == "de",
-    ("brave", "safesearch"): lambda s: s.params["safesearch"] == "strict",
-    ("brave", "page"): lambda s: s.params["offset"] == "1",
-    ("tavily", "include_domains"): lambda s: (
+    ("brave", "include_domains"): lambda s, r: s.query == "python asyncio site:docs.python.org",
+    ("brave", "exclude_domains"): lambda s, r: s.query == "python asyncio -site:pinterest.com",
+    ("brave", "freshness"): lambda s, r: s.params["freshness"] == "pw",
+    ("brave", "date_range"): lambda s, r: s.params["freshness"] == "2026-01-01to2026-02-01",
+    ("brave", "country"): lambda s, r: s.params["country"] == "DE",
+    ("brave", "language"): lambda s, r: s.params["search_lang"] == "de",
+    ("brave", "safesearch"): lambda s, r: s.params["safesearch"] == "strict",
+    ("brave", "page"): lambda s, r: s.params["offset"] == "1",
+    ("tavily", "include_domains"): lambda s, r: (
         s.body["include_domains"] == ["docs.python.org"] and s.query == "python asyncio"
     ),
-    ("tavily", "exclude_domains"): lambda s: s.body["exclude_domains"] == ["pinterest.com"],
-    ("tavily", "freshness"): lambda s: s.body["time_range"] == "week",
-    ("tavily", "date_range"): lambda s: (
+    ("tavily", "exclude_domains"): lambda s, r: s.body["exclude_domains"] == ["pinterest.com"],
+    ("tavily", "freshness"): lambda s, r: s.body["time_range"] == "week",
+    ("tavily", "date_range"): lambda s, r: (
         (s.body["start_date"], s.body["end_date"]) == ("2026-01-01", "2026-02-01")
     ),
-    ("tavily", "include_answer"): lambda s: s.body["include_answer"] is True,
-    ("searxng", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
-    ("searxng", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
-    ("searxng", "freshness"): lambda s: s.params["time_range"] == "week",
-    ("searxng", "include_answer"): lambda s: s.params["format"] == "json",
-    ("searxng", "language"): lambda s: s.params["language"] == "de",
-    ("searxng", "safesearch"): lambda s: s.params["safesearch"] == "2",
-    ("searxng", "page"): lambda s: s.params["pageno"] == "2",
-    ("ddgs", "include_domains"): lambda s: s.query == "python asyncio site:docs.python.org",
-    ("ddgs", "exclude_domains"): lambda s: s.query == "python asyncio -site:pinterest.com",
-    ("ddgs", "freshness"): lambda s: s.params["timelimit"] == "w",
-    ("ddgs", "country"): lambda s: s.params["region"] == "de-de",
-    ("ddgs", "safesearch"): lambda s: s.params["safesearch"] == "on",
-    ("ddgs", "page"): lambda s: s.params["page"] == 2,
+    ("tavily", "include_answer"): lambda s, r: s.body["include_answer"] is True and r.answer == "A",
+    ("searxng", "include_domains"): lambda s, r: s.query == "python asyncio site:docs.python.org",
+    ("searxng", "exclude_domains"): lambda s, r: s.query == "python asyncio -site:pinterest.com",
+    ("searxng", "freshness"): lambda s, r: s.params["time_range"] == "week",
+    # SearXNG has no request parameter for answers: its answerers always run, and the option
+    # decides whether their answer is passed on.
+    ("searxng", "include_answer"): lambda s, r: r.answer == "A",
+    ("searxng", "language"): lambda s, r: s.params["language"] == "de",
+    ("searxng", "safesearch"): lambda s, r: s.params["safesearch"] == "2",
+    ("searxng", "page"): lambda s, r: s.params["pageno"] == "2",
+    ("ddgs", "include_domains"): lambda s, r: s.query == "python asyncio site:docs.python.org",
+    ("ddgs", "exclude_domains"): lambda s, r: s.query == "python asyncio -site:pinterest.com",
+    ("ddgs", "freshness"): lambda s, r: s.params["timelimit"] == "w",
+    ("ddgs", "country"): lambda s, r: s.params["region"] == "de-de",
+    ("ddgs", "safesearch"): lambda s, r: s.params["safesearch"] == "on",
+    ("ddgs", "page"): lambda s, r: s.params["page"] == 2,
 }
 
 SUCCESS = {
     "brave": {"web": {"results": [{"title": "T", "url": "https://e.org/", "description": "D"}]}},
     "tavily": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}], "answer": "A"},
-    "searxng": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}]},
+    "searxng": {
+        "results": [{"title": "T", "url": "https://e.org/", "content": "D"}],
+        "answers": ["A"],
+    },
 }
 
 
@@ -151,13 +157,20 @@ def test_pinned_provider_sends_or_refuses_each_option(
         assert declared is not Support.UNSUPPORTED
         response = ws.search("python asyncio", **OPTION_ARGS[option])
         assert response.provider == provider
-        assert EXPECTED[(provider, option)](sent_by(provider, recorder, fake_ddgs))
+        assert EXPECTED[(provider, option)](sent_by(provider, recorder, fake_ddgs), response)
     else:
         assert declared is Support.UNSUPPORTED
         with pytest.raises(UnsupportedOptionError, match=option):
             ws.search("python asyncio", **OPTION_ARGS[option])
         assert recorder.requests == []
         assert fake_ddgs.calls == []
+
+
+@pytest.mark.parametrize("provider", ["tavily", "searxng"])
+def test_an_answer_is_passed_on_only_when_asked_for(provider: str, recorder: Recorder) -> None:
+    ws = all_configured(recorder, provider)
+    assert ws.search("python asyncio", include_answer=True).answer == "A"
+    assert ws.search("python asyncio").answer is None
 
 
 def test_refusal_names_a_provider_that_can() -> None:

@@ -150,7 +150,7 @@ def main() -> None:
                     "X-RateLimit-Limit": "1, 15000",
                     "X-RateLimit-Remaining": "0, 14000",
                     "X-RateLimit-Reset": "1, 1419704",
-                    "Retry-After": "1",
+                    "Retry-After": "2",  # not the default wait, so honouring it shows
                 },
             ),
             _interaction(
