@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Literal
 
 from langchain_core.callbacks import AsyncCallbackManagerForToolRun, CallbackManagerForToolRun
@@ -15,9 +16,9 @@ from websearch_core.tooling import (
     FETCH_TOOL,
     SEARCH_DESCRIPTION,
     SEARCH_TOOL,
+    argument_error,
     arguments_model,
     describe_call,
-    invalid_arguments,
     search_arguments,
 )
 
@@ -77,13 +78,17 @@ class WebSearchTool(BaseTool):
     description: str = SEARCH_DESCRIPTION
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool | str | Any = True
-    handle_validation_error: bool | str | Any = invalid_arguments
+    handle_validation_error: bool | str | Any = None  # the core's argument_error, below
     session: WebSearch = Field(default_factory=WebSearch, exclude=True)
 
     @model_validator(mode="after")
     def _schema_for_this_session(self) -> WebSearchTool:
         if self.args_schema is None:
             self.args_schema = arguments_model("WebSearchInput", search_arguments(self.session))
+        if self.handle_validation_error is None:
+            self.handle_validation_error = partial(
+                argument_error, tool=SEARCH_TOOL, session=self.session
+            )
         return self
 
     @property
@@ -159,13 +164,17 @@ class WebFetchTool(BaseTool):
     description: str = FETCH_DESCRIPTION
     response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
     handle_tool_error: bool | str | Any = True
-    handle_validation_error: bool | str | Any = invalid_arguments
+    handle_validation_error: bool | str | Any = None  # the core's argument_error, below
     session: WebSearch = Field(default_factory=WebSearch, exclude=True)
 
     @model_validator(mode="after")
     def _schema(self) -> WebFetchTool:
         if self.args_schema is None:
             self.args_schema = arguments_model("WebFetchInput", FETCH_ARGUMENTS)
+        if self.handle_validation_error is None:
+            self.handle_validation_error = partial(
+                argument_error, tool=FETCH_TOOL, session=self.session
+            )
         return self
 
     def _run(

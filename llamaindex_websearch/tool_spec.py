@@ -21,13 +21,14 @@ from websearch_core.tooling import (
     FETCH_ARGUMENTS,
     FETCH_DESCRIPTION,
     FETCH_TOOL,
+    REQUIRED,
     SEARCH_ARGUMENTS,
     SEARCH_DESCRIPTION,
     SEARCH_TOOL,
     Argument,
+    argument_error,
     arguments_model,
     describe_call,
-    invalid_arguments,
     search_arguments,
 )
 
@@ -42,24 +43,6 @@ _TOOL_OF = {
     "web_fetch": FETCH_TOOL,
     "aweb_fetch": FETCH_TOOL,
 }
-
-
-def _validated(
-    schema: type[BaseModel], arguments: tuple[Argument, ...], values: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The call's arguments checked against the schema the model was shown.
-
-    LlamaIndex agents call a tool with the model's arguments as they are, unchecked; checking
-    here refuses an option this session cannot honour (and coerces '2026-01-01' to a date)
-    with the same message the LangChain tools give. Arguments left at their default are not
-    passed, so a default the schema leaves out is not mistaken for a request.
-    """
-    given = {a.name: values[a.name] for a in arguments if values[a.name] != a.default}
-    try:
-        checked = schema.model_validate(given)
-    except ValidationError as exc:
-        raise InvalidRequestError(invalid_arguments(exc)) from None
-    return {name: value for name, value in checked.model_dump().items() if value is not None}
 
 
 class WebSearchToolSpec(BaseToolSpec):
@@ -134,6 +117,27 @@ class WebSearchToolSpec(BaseToolSpec):
         description = SEARCH_DESCRIPTION if tool == SEARCH_TOOL else FETCH_DESCRIPTION
         return ToolMetadata(name=tool, description=description, fn_schema=self._schemas[tool])
 
+    def _validated(
+        self, tool: str, arguments: tuple[Argument, ...], values: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """The call's arguments checked against the schema the model was shown.
+
+        LlamaIndex agents call a tool with the model's arguments as they are, unchecked (an
+        unknown one included, which the function takes as ``**unexpected``, and a missing
+        one, which it takes as ``REQUIRED``); checking here
+        refuses it, and an option this session cannot honour, with the core's one message
+        for argument errors (the same the LangChain tools give), and coerces '2026-01-01'
+        to a date. Arguments left at their default are not passed, so a default the schema
+        leaves out is not mistaken for a request.
+        """
+        given = {a.name: values[a.name] for a in arguments if values[a.name] != a.default}
+        given.update(values["unexpected"])
+        try:
+            checked = self._schemas[tool].model_validate(given)
+        except ValidationError as exc:
+            raise InvalidRequestError(argument_error(exc, tool, self.session)) from None
+        return {name: value for name, value in checked.model_dump().items() if value is not None}
+
     @staticmethod
     def describe_call(tool_name: str, tool_kwargs: Mapping[str, Any]) -> str:
         """The detail a person approves before egress: the query or URL, verbatim.
@@ -146,7 +150,7 @@ class WebSearchToolSpec(BaseToolSpec):
 
     def web_search(
         self,
-        query: str,
+        query: str = REQUIRED,
         count: int = DEFAULT_COUNT,
         site: str | None = None,
         exclude_domains: list[str] | None = None,
@@ -158,6 +162,7 @@ class WebSearchToolSpec(BaseToolSpec):
         language: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
+        **unexpected: Any,
     ) -> str:
         """Search the web; returns a short numbered menu of results (title, URL, date, snippet).
 
@@ -177,12 +182,12 @@ class WebSearchToolSpec(BaseToolSpec):
             safesearch (str | None): 'off', 'moderate' or 'strict'.
             page (int): Result page, 1 to 10.
         """
-        arguments = _validated(self._schemas[SEARCH_TOOL], SEARCH_ARGUMENTS, locals())
+        arguments = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, locals())
         return self.session.search(**arguments).render()
 
     async def aweb_search(
         self,
-        query: str,
+        query: str = REQUIRED,
         count: int = DEFAULT_COUNT,
         site: str | None = None,
         exclude_domains: list[str] | None = None,
@@ -194,6 +199,7 @@ class WebSearchToolSpec(BaseToolSpec):
         language: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
+        **unexpected: Any,
     ) -> str:
         """``web_search`` on the running event loop.
 
@@ -211,11 +217,17 @@ class WebSearchToolSpec(BaseToolSpec):
             safesearch (str | None): 'off', 'moderate' or 'strict'.
             page (int): Result page, 1 to 10.
         """
-        arguments = _validated(self._schemas[SEARCH_TOOL], SEARCH_ARGUMENTS, locals())
+        arguments = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, locals())
         response = await self.session.asearch(**arguments)
         return response.render()
 
-    def web_fetch(self, url: str, offset: int = 0, max_bytes: int | None = None) -> str:
+    def web_fetch(
+        self,
+        url: str = REQUIRED,
+        offset: int = 0,
+        max_bytes: int | None = None,
+        **unexpected: Any,
+    ) -> str:
         """Fetch one page through the URL jail; returns it as markdown, fenced as data.
 
         Args:
@@ -223,10 +235,16 @@ class WebSearchToolSpec(BaseToolSpec):
             offset (int): Where to continue a long page: the offset the last cut marker gave.
             max_bytes (int | None): Read at most this many bytes (default 2 MB).
         """
-        arguments = _validated(self._schemas[FETCH_TOOL], FETCH_ARGUMENTS, locals())
+        arguments = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, locals())
         return self.session.fetch(**arguments).render()
 
-    async def aweb_fetch(self, url: str, offset: int = 0, max_bytes: int | None = None) -> str:
+    async def aweb_fetch(
+        self,
+        url: str = REQUIRED,
+        offset: int = 0,
+        max_bytes: int | None = None,
+        **unexpected: Any,
+    ) -> str:
         """``web_fetch`` on the running event loop.
 
         Args:
@@ -234,7 +252,7 @@ class WebSearchToolSpec(BaseToolSpec):
             offset (int): Where to continue a long page: the offset the last cut marker gave.
             max_bytes (int | None): Read at most this many bytes (default 2 MB).
         """
-        arguments = _validated(self._schemas[FETCH_TOOL], FETCH_ARGUMENTS, locals())
+        arguments = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, locals())
         page = await self.session.afetch(**arguments)
         return page.render()
 

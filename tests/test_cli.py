@@ -96,3 +96,22 @@ def test_providers_lists_what_is_missing(capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "ddgs: configured" in out
     assert "brave: not configured (set BRAVE_API_KEY or pass brave_api_key=)" in out
+
+
+def test_fetch_of_a_private_address_is_refused_unless_the_operator_allows_it(
+    server: ScriptedServer,
+) -> None:
+    server.script("/notes", Reply(200, "local notes", {"Content-Type": "text/plain"}))
+    refused = run("fetch", f"{server.url}/notes")
+    assert refused.returncode == 2
+    assert "not public" in refused.stderr
+    flag = run("fetch", "--allow-private", f"{server.url}/notes")
+    assert flag.returncode == 0, flag.stderr
+    assert "local notes" in flag.stdout
+    variable = run("fetch", f"{server.url}/notes", env={"WEBSEARCH_FETCH_ALLOW_PRIVATE": "1"})
+    assert variable.returncode == 0, variable.stderr
+    assert "local notes" in variable.stdout
+    metadata = run("fetch", "--allow-private", "http://169.254.169.254/latest/meta-data/")
+    assert metadata.returncode == 2
+    assert "metadata" in metadata.stderr
+    assert server.hits("/notes") == 2

@@ -79,7 +79,11 @@ async def test_asearch_runs_ddgs_off_the_event_loop(fake: type[FakeDDGS]) -> Non
     [
         (RatelimitException("202 Ratelimit"), RateLimitedError, "rate limiting"),
         (TimeoutException("timed out"), ProviderUnavailableError, "no answer within"),
-        (DDGSException("boom\nlong chain"), ProviderUnavailableError, r"\(boom\)"),
+        (
+            DDGSException("boom\nlong chain"),
+            ProviderUnavailableError,
+            r"\(its search engines failed \(DDGSException\)\)",
+        ),
     ],
 )
 def test_ddgs_errors_become_ours(
@@ -88,6 +92,37 @@ def test_ddgs_errors_become_ours(
     fake.error = error
     with pytest.raises(expected, match=message):
         WebSearch().search("python asyncio")
+
+
+# What ddgs 9 raised when this machine had no network (its Rust client's error chain).
+NO_DNS = (
+    "DNSError: DNSError('error sending request for url (https://www.mojeek.com/search?q=python+"
+    "asyncio&arc=none) > error resolving name > failed to lookup address information: Temporary "
+    "failure in name resolution')"
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "meaning"),
+    [
+        (NO_DNS, "names could not be resolved; check the machine's network"),
+        ("https://html.duckduckgo.com/html: operation timed out", "did not answer in time"),
+        ("ConnectError: tcp connect error: Connection refused (os error 111)", "could not connect"),
+        ("https://lite.duckduckgo.com/lite/ 403 Forbidden", "refused the request"),
+    ],
+)
+def test_a_ddgs_failure_is_one_clean_line_without_engine_urls(
+    fake: type[FakeDDGS], raw: str, meaning: str
+) -> None:
+    fake.error = DDGSException(raw)
+    with pytest.raises(ProviderUnavailableError) as caught:
+        WebSearch().search("python asyncio")
+    message = str(caught.value)
+    assert meaning in message
+    assert "http" not in message
+    assert "\n" not in message
+    assert message.startswith("ddgs is unavailable (")
+    assert message.endswith("try again later or use another provider")
 
 
 def test_ddgs_no_results_is_an_empty_menu_not_an_error(fake: type[FakeDDGS]) -> None:

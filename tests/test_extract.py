@@ -375,3 +375,41 @@ def test_convert_puts_title_and_byline_above_the_article() -> None:
     assert lines[1] == ("By Mara Lindqvist · Published 2024-03-12T09:30:00Z · The Coastal Courier")
     assert lines[2].startswith("The swing bridge over the inner harbour")
     assert converted.title == "Harbour bridge reopens after two-year refit"
+
+
+@pytest.mark.parametrize(
+    ("byline", "shown"),
+    [
+        ("By The Go Team", "By The Go Team"),
+        ("by Jane Doe", "By Jane Doe"),
+        ("BY THE NEWSROOM", "BY THE NEWSROOM"),
+        ("Von Anna Schmidt", "Von Anna Schmidt"),
+        ("Par Jean Dupont", "Par Jean Dupont"),
+        ("Door Piet Jansen", "Door Piet Jansen"),
+        ("Jane Doe, staff writer", "By Jane Doe, staff writer"),
+        ("Mara Lindqvist", "By Mara Lindqvist"),
+        ("Bylinesmith", "By Bylinesmith"),
+        ("March 3, 2026", None),
+        ("2026-03-03", None),
+        ("Updated 3 March 2026 at 10:00 GMT", None),
+        ("15. März 2026", None),
+    ],
+)
+def test_a_byline_is_shown_once_whatever_its_language_or_form(
+    byline: str, shown: str | None
+) -> None:
+    html = (
+        f'<html><head><meta name="author" content="{byline}"><title>T</title></head>'
+        "<body><article><p>"
+        + "A paragraph of article text, long enough to count. " * 8
+        + "</p></article></body></html>"
+    )
+    from websearch_core.content import convert
+
+    header = convert(html.encode(), "text/html", "https://example.com/").content.split("\n\n")
+    about = [part for part in header[1:2] if not part.startswith("A paragraph")]
+    if shown is None:
+        assert about == []
+    else:
+        assert about == [shown]
+    assert not any(part.casefold().startswith("by by ") for part in header)

@@ -134,6 +134,7 @@ def test_pdf_without_the_extra_says_how_to_get_it(
     server.script("/p.pdf", Reply(200, tiny_pdf(), {"Content-Type": "application/pdf"}))
     page = session().fetch(f"{server.url}/p.pdf")
     assert "pip install 'websearch-pack[pdf]'" in page.content
+    assert "pip install -e '.[pdf]'" in page.content
 
 
 def test_binary_is_described_never_returned(server: ScriptedServer) -> None:

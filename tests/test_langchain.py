@@ -4,6 +4,8 @@ and loader, all against real HTTP servers on loopback."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -84,7 +86,7 @@ def test_failures_are_normal_tool_messages(ws: WebSearch) -> None:
         call("web_search", query="x", date_from="2026-01-01")
     )
     assert not_offered.status == "error"
-    assert not_offered.content.startswith("invalid arguments: date_from: Extra inputs")
+    assert not_offered.content == "provider 'searxng' cannot honour date_range: drop the option"
     auto = WebSearch(searxng_url=ws.settings.searxng_url)  # searxng + ddgs, routed
     together = WebSearchTool(session=auto).invoke(
         call("web_search", query="x", country="de", language="de")
@@ -294,12 +296,20 @@ async def test_loader_sync_load_inside_a_running_loop(site: ScriptedServer, ws: 
 
 
 def test_importing_the_adapter_does_not_import_llamaindex() -> None:
-    import subprocess
-    import sys
-
     code = (
         "import sys, langchain_websearch; "
         "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('llama_index')}))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_importing_without_langchain_names_the_extra_to_install() -> None:
+    probe = "import sys; sys.modules['langchain_core'] = None; import langchain_websearch"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: langchain_websearch needs LangChain")
+    assert "pip install 'websearch-pack[langchain]'" in last
+    assert "pip install -e '.[langchain]'" in last
+    assert "ModuleNotFoundError" not in done.stderr

@@ -205,7 +205,9 @@ async def test_failures_reach_the_model_as_error_outputs(ws: WebSearch) -> None:
     outputs = {r.tool_name: r.tool_output for r in results}
     assert all(o.is_error for o in outputs.values())
     assert outputs["web_fetch"].content.startswith("refused: cloud metadata endpoint")
-    assert outputs["web_search"].content.startswith("invalid arguments: date_from: Extra inputs")
+    assert outputs["web_search"].content == (
+        "provider 'searxng' cannot honour date_range: drop the option"
+    )
     assert "Traceback" not in "".join(o.content for o in outputs.values())
 
 
@@ -372,3 +374,13 @@ async def test_search_reader_async(ws: WebSearch) -> None:
     docs = await reader.aload_data("go 1.26", k=2)
     assert [d.metadata["title"] for d in docs] == ["Go 1.26", "Blog"]
     assert reader.failures == []
+
+
+def test_importing_without_llamaindex_names_the_extra_to_install() -> None:
+    probe = "import sys; sys.modules['llama_index'] = None; import llamaindex_websearch"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: llamaindex_websearch needs LlamaIndex")
+    assert "pip install 'websearch-pack[llamaindex]'" in last
+    assert "ModuleNotFoundError" not in done.stderr

@@ -49,6 +49,13 @@ def _parser() -> argparse.ArgumentParser:
     fetch.add_argument("--max-bytes", type=int, help="read ceiling in bytes (default 2 MB)")
     fetch.add_argument("--offset", type=int, default=0, help="continue a long page from here")
     fetch.add_argument("--json", action="store_true", help="print the structured page")
+    fetch.add_argument(
+        "--allow-private",
+        action="store_true",
+        default=None,
+        help="also fetch loopback and private addresses (local testing, an intranet); cloud "
+        "metadata endpoints stay refused (default: WEBSEARCH_FETCH_ALLOW_PRIVATE)",
+    )
     commands.add_parser("providers", help="list configured providers and what the others need")
     return parser
 
@@ -77,7 +84,10 @@ def _emit(result: tuple[int, str | None]) -> int:
 
 def _run(args: argparse.Namespace) -> tuple[int, str | None]:
     try:
-        with WebSearch(args.provider if args.command == "search" else None) as ws:
+        with WebSearch(
+            args.provider if args.command == "search" else None,
+            fetch_allow_private=getattr(args, "allow_private", None),
+        ) as ws:
             if args.command == "providers":
                 lines = [f"{name}: configured" for name in ws.providers]
                 lines += [

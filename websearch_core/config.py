@@ -16,6 +16,7 @@
 | allowed domains  | ``allow_domains``   | ``WEBSEARCH_ALLOW_DOMAINS`` (commas) |
 | denied domains   | ``deny_domains``    | ``WEBSEARCH_DENY_DOMAINS`` (commas)  |
 | fetch proxy      | ``fetch_proxy``     | ``WEBSEARCH_FETCH_PROXY``            |
+| private fetches  | ``fetch_allow_private`` | ``WEBSEARCH_FETCH_ALLOW_PRIVATE`` (1/0) |
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "allow_domains": ("WEBSEARCH_ALLOW_DOMAINS",),
     "deny_domains": ("WEBSEARCH_DENY_DOMAINS",),
     "fetch_proxy": ("WEBSEARCH_FETCH_PROXY",),
+    "fetch_allow_private": ("WEBSEARCH_FETCH_ALLOW_PRIVATE",),
 }
 
 
@@ -81,6 +83,9 @@ class Settings(BaseModel):
     #: itself, so connections can no longer be pinned to the addresses the jail checked.
     #: Secret because a proxy URL often carries a password.
     fetch_proxy: SecretURL | None = None
+    #: Fetches may reach loopback and private addresses (never metadata endpoints): for an
+    #: intranet agent or local testing. Set by the operator; no tool argument reaches it.
+    fetch_allow_private: bool = False
 
     @field_validator("allow_domains", "deny_domains", mode="before")
     @classmethod

@@ -15,10 +15,11 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
+from websearch_core.errors import install_hint
 from websearch_core.extract import ExtractedDocument, extract
 from websearch_core.text import clean_text, one_line
 
-__all__ = ["Converted", "Kind", "convert", "decode_text", "media_type_of"]
+__all__ = ["Converted", "Kind", "byline_line", "convert", "decode_text", "media_type_of"]
 
 Kind = Literal["html", "json", "text", "pdf", "binary"]
 
@@ -231,6 +232,47 @@ def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     )
 
 
+#: How a byline already says "by" in the languages we see most; it is shown as it is.
+_BY_WORDS = (
+    *("by", "written by", "posted by", "words by", "story by", "reporting by", "von"),
+    *("geschrieben von", "par", "por", "di", "door", "av", "af", "przez", "от", "автор"),
+    *("kirjoittanut", "tekijä", "yazan", "di:", "by:", "von:", "par :", "por:"),
+)
+_DATE_WORDS = frozenset(
+    " ".join(
+        (
+            "jan feb mar apr may jun jul aug sep sept oct nov dec january february march april",
+            "june july august september october november december mon tue wed thu fri sat sun",
+            "monday tuesday wednesday thursday friday saturday sunday am pm at on updated",
+            "published utc gmt januar februar märz mai juni juli oktober dezember janvier",
+            "février mars avril juin juillet août septembre octobre novembre décembre enero",
+            "febrero marzo abril mayo junio julio agosto septiembre octubre noviembre",
+            "diciembre de del le um",
+        )
+    ).split()
+)
+
+
+def byline_line(byline: str | None) -> str | None:
+    """The byline as the model reads it: "By X", never "By By X", and no "By" before a date.
+
+    A byline that already says "by" in some language ("by X", "Von X", "par X") is kept as
+    it is, with a capital; one that is only a date says nothing about who wrote the page and
+    is left out (the date is shown as "Published" when the page declares one).
+    """
+    if not byline:
+        return None
+    text = one_line(byline)
+    lowered = text.casefold()
+    for word in _BY_WORDS:
+        if lowered.startswith(word) and lowered[len(word) : len(word) + 1] in (" ", ""):
+            return text[:1].upper() + text[1:] if len(text) > len(word) else None
+    words = "".join(c if c.isalnum() else " " for c in lowered).split()
+    if any(w.isdigit() for w in words) and all(w.isdigit() or w in _DATE_WORDS for w in words):
+        return None
+    return f"By {text}"
+
+
 #: Indentation may add up to the document's own size plus this much; beyond, JSON is shown
 #: compact. Each level indents every line two more spaces, so indenting JSON nested d deep
 #: costs about d² characters: a 600-byte body of brackets would become 180 kB.
@@ -269,7 +311,7 @@ def _with_header(document: ExtractedDocument) -> str:
     about = [
         one_line(part)
         for part in (
-            f"By {document.byline}" if document.byline else None,
+            byline_line(document.byline),
             f"Published {document.published}" if document.published else None,
             document.site_name,
         )
@@ -292,9 +334,7 @@ def _pdf_text(body: bytes) -> str:
         from pypdf import PdfReader
         from pypdf.errors import LimitReachedError, PdfReadError
     except ImportError:
-        return (
-            "[this is a PDF; reading PDFs needs the pdf extra: pip install 'websearch-pack[pdf]']"
-        )
+        return f"[this is a PDF, and reading PDFs needs the pdf extra: {install_hint('pdf')}]"
     try:
         reader = PdfReader(io.BytesIO(body))
         pages = [page.extract_text() or "" for page in reader.pages]

@@ -41,7 +41,20 @@ __all__ = [
     "URLRefusedError",
     "UnsupportedOptionError",
     "WebSearchError",
+    "install_hint",
 ]
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra, in words for the person who has to do it.
+
+    Until a release is on the package index, the package installs from a clone of its
+    repository (or its git URL); both spellings are given.
+    """
+    return (
+        f"install the {extra} extra: pip install 'websearch-pack[{extra}]' "
+        f"(from a clone of the repository: pip install -e '.[{extra}]')"
+    )
 
 
 class WebSearchError(Exception):

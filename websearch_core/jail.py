@@ -168,7 +168,11 @@ _LOCAL_NAMES = frozenset(("localhost", "local", "internal", "home.arpa"))  # RFC
 class JailPolicy:
     """What a fetch may reach. Domain entries are normalised; a bad entry is a ``ValueError``."""
 
-    allow_private: bool = False  # the operator lane (a SearXNG on localhost), never model URLs
+    #: Open every address that is not public — loopback, private, link-local, CGNAT, unique
+    #: local, reserved — to fetches, for an intranet agent or local testing. Cloud metadata
+    #: endpoints stay refused. The operator's choice (``fetch_allow_private``), never the
+    #: model's: no tool argument reaches it.
+    allow_private: bool = False
     allow_domains: frozenset[str] = frozenset()  # if set, only these and their subdomains
     deny_domains: frozenset[str] = frozenset()  # these and their subdomains, always
     allowed_ports: frozenset[int] | None = None  # None: any port

@@ -32,6 +32,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
+    "argument_message",
     "validation_message",
 ]
 
@@ -61,6 +62,11 @@ def validation_message(exc: ValidationError) -> str:
         where = ".".join(str(part) for part in error["loc"]) or "request"
         parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
     return "; ".join(parts)
+
+
+def argument_message(exc: ValidationError) -> str:
+    """The one wording of "these arguments do not fit", for the Python API and every tool."""
+    return f"invalid arguments: {validation_message(exc)}; correct them and call again"
 
 
 def _one_line(text: str, limit: int) -> str:

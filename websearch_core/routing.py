@@ -17,6 +17,7 @@ from websearch_core.errors import (
     ConfigurationError,
     InvalidRequestError,
     UnsupportedOptionError,
+    install_hint,
 )
 
 if TYPE_CHECKING:
@@ -91,9 +92,8 @@ def choose_provider(
         return provider
     if not configured:
         raise ConfigurationError(
-            "no search provider is configured: install the keyless default with "
-            "pip install 'websearch-pack[ddgs]', or set BRAVE_API_KEY, TAVILY_API_KEY "
-            "or SEARXNG_URL"
+            "no search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY or "
+            f"SEARXNG_URL, or for the keyless default, {install_hint('ddgs')}"
         )
     if able:
         return able[0]

@@ -8,7 +8,7 @@ import logging
 import ssl
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -37,6 +37,7 @@ from websearch_core.models import (
     SafeSearch,
     SearchRequest,
     SearchResponse,
+    argument_message,
     validation_message,
 )
 from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
@@ -67,6 +68,25 @@ def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError
         return url, future.result()
     except WebSearchError as exc:
         return url, exc
+
+
+#: ``search``'s arguments and their defaults, for planning a search without making it.
+_SEARCH_DEFAULTS: dict[str, Any] = {
+    "query": "probe",
+    "count": 5,
+    "site": None,
+    "include_domains": None,
+    "exclude_domains": None,
+    "freshness": None,
+    "date_from": None,
+    "date_to": None,
+    "include_answer": False,
+    "country": None,
+    "language": None,
+    "safesearch": None,
+    "page": 1,
+    "provider": None,
+}
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -109,6 +129,7 @@ class WebSearch:
         allow_domains: Iterable[str] | None = None,
         deny_domains: Iterable[str] | None = None,
         fetch_proxy: str | SecretStr | None = None,
+        fetch_allow_private: bool | None = None,
         fetch_policy: JailPolicy | None = None,
         resolver: Resolver | None = None,
         verify: ssl.SSLContext | bool = True,
@@ -131,6 +152,7 @@ class WebSearch:
             "allow_domains": allow_domains,
             "deny_domains": deny_domains,
             "fetch_proxy": fetch_proxy,
+            "fetch_allow_private": fetch_allow_private,
         }
         try:
             self.settings = Settings.resolve(explicit)
@@ -168,9 +190,11 @@ class WebSearch:
         )
 
     def _policy_from_settings(self) -> JailPolicy:
-        """Model-chosen URLs: public addresses only, plus the host's domain lists."""
+        """Model-chosen URLs: public addresses only (unless the operator opened private ones),
+        plus the host's domain lists."""
         try:
             return JailPolicy(
+                allow_private=self.settings.fetch_allow_private,
                 allow_domains=frozenset(self.settings.allow_domains),
                 deny_domains=frozenset(self.settings.deny_domains),
             )
@@ -333,9 +357,22 @@ class WebSearch:
         try:
             request = SearchRequest.model_validate({**args, "include_domains": include})
         except ValidationError as exc:
-            raise InvalidRequestError(validation_message(exc)) from None
+            raise InvalidRequestError(argument_message(exc)) from None
         chosen = choose_provider(request, pin, self._configured)
         return request, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
+
+    def refusal_for(self, options: Mapping[str, Any]) -> WebSearchError | None:
+        """The error a search with ``options`` would raise before sending anything, if any.
+
+        For messages about arguments a tool's schema left out (``tooling.argument_error``).
+        """
+        args: dict[str, Any] = dict(_SEARCH_DEFAULTS)
+        args.update(options)
+        try:
+            self._plan(args)
+        except WebSearchError as refusal:
+            return refusal
+        return None
 
     def _finish(
         self,
@@ -448,7 +485,7 @@ class WebSearch:
         try:
             request = FetchRequest(url=url, max_bytes=max_bytes, offset=offset)  # type: ignore[arg-type]
         except ValidationError as exc:
-            raise InvalidRequestError(validation_message(exc)) from None
+            raise InvalidRequestError(argument_message(exc)) from None
         target = parse_url(request.url, self._fetcher.policy)  # refuses before any I/O
         key = (target.url, self._fetcher.limits.bytes_for(request.max_bytes))
         hit = self._pages.get(key)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
-from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, validation_message
+from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, argument_message
 
 if TYPE_CHECKING:
     from websearch_core.session import WebSearch
@@ -24,10 +24,12 @@ __all__ = [
     "FETCH_ARGUMENTS",
     "FETCH_DESCRIPTION",
     "FETCH_TOOL",
+    "REQUIRED",
     "SEARCH_ARGUMENTS",
     "SEARCH_DESCRIPTION",
     "SEARCH_TOOL",
     "Argument",
+    "argument_error",
     "arguments_model",
     "describe_call",
     "invalid_arguments",
@@ -50,7 +52,9 @@ FETCH_DESCRIPTION = (
     "middle; the cut says which offset to pass to read the rest."
 )
 
-_REQUIRED: Any = ...
+#: The default of a required argument: a function taking the model's arguments as they come
+#: can tell "not given" from any value (LlamaIndex calls tools without checking them).
+REQUIRED: Any = ...
 
 
 def _not_a_boolean(value: object) -> object:
@@ -77,13 +81,16 @@ class Argument:
     default: Any
     description: str
     option: str | None = None
+    #: Bounds the schema states, the same as the core's models enforce.
+    ge: int | None = None
+    le: int | None = None
 
 
 SEARCH_ARGUMENTS: tuple[Argument, ...] = (
     Argument(
         "query",
         str,
-        _REQUIRED,
+        REQUIRED,
         "What to search for: a few distinctive words, "
         "an exact error message, or a question. Do not add site: yourself; use `site`.",
     ),
@@ -93,6 +100,8 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
         DEFAULT_COUNT,
         f"How many results, 1 to {MAX_COUNT}. The default "
         "is enough to choose a page; ask for more only when the first ones miss.",
+        ge=1,
+        le=MAX_COUNT,
     ),
     Argument(
         "site",
@@ -167,6 +176,8 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
         1,
         "Result page, 1 to 10: ask for page 2 when the first page had nothing useful.",
         "page",
+        ge=1,
+        le=10,
     ),
 )
 
@@ -174,7 +185,7 @@ FETCH_ARGUMENTS: tuple[Argument, ...] = (
     Argument(
         "url",
         str,
-        _REQUIRED,
+        REQUIRED,
         "The page's full http(s) URL, usually one from a "
         "web_search result. Pages on private networks and cloud metadata endpoints are "
         "refused.",
@@ -185,6 +196,7 @@ FETCH_ARGUMENTS: tuple[Argument, ...] = (
         0,
         "Where to continue a long page: the offset the previous "
         "answer's cut marker gave. Leave it at 0 for a new page.",
+        ge=0,
     ),
     Argument(
         "max_bytes",
@@ -192,6 +204,7 @@ FETCH_ARGUMENTS: tuple[Argument, ...] = (
         None,
         "Read at most this many bytes of the page "
         "(default 2 MB). Lower it for a quick look at a huge page.",
+        ge=1,
     ),
 )
 
@@ -208,7 +221,12 @@ def arguments_model(name: str, arguments: tuple[Argument, ...]) -> type[BaseMode
     fields: dict[str, Any] = {
         argument.name: (
             argument.annotation,
-            Field(default=argument.default, description=argument.description),
+            Field(
+                default=argument.default,
+                description=argument.description,
+                ge=argument.ge,
+                le=argument.le,
+            ),
         )
         for argument in arguments
     }
@@ -218,8 +236,32 @@ def arguments_model(name: str, arguments: tuple[Argument, ...]) -> type[BaseMode
 
 
 def invalid_arguments(exc: ValidationError) -> str:
-    """What the model reads when its arguments do not fit the schema."""
-    return f"invalid arguments: {validation_message(exc)}; check the tool's parameters"
+    """What the model reads when its arguments do not fit the schema (see ``argument_error``)."""
+    return argument_message(exc)
+
+
+def argument_error(exc: ValidationError, tool: str, session: WebSearch) -> str:
+    """The one message for a tool call whose arguments do not fit, in every projection.
+
+    An option left out of this session's schema because no provider here honours it is a
+    refusal, not a typo: the model reads the same words a pinned provider gives ("provider
+    'searxng' cannot honour date_range: …"). Anything else is ``invalid arguments: …``.
+    """
+    if tool == SEARCH_TOOL:
+        offered = {argument.name for argument in search_arguments(session)}
+        known = {argument.name for argument in SEARCH_ARGUMENTS}
+        withheld = {
+            str(error["loc"][0]): error.get("input")
+            for error in exc.errors()
+            if error["type"] == "extra_forbidden"
+            and error["loc"]
+            and error["loc"][0] in known - offered
+        }
+        if withheld:
+            refusal = session.refusal_for(withheld)
+            if refusal is not None:
+                return str(refusal)
+    return invalid_arguments(exc)
 
 
 def describe_call(tool: str, args: Mapping[str, Any]) -> str:

@@ -10,7 +10,7 @@ import importlib.util
 from typing import Any, ClassVar
 
 from websearch_core.config import Settings
-from websearch_core.errors import ProviderUnavailableError, RateLimitedError
+from websearch_core.errors import ProviderUnavailableError, RateLimitedError, install_hint
 from websearch_core.models import SearchRequest
 from websearch_core.providers.base import (
     BlockingProvider,
@@ -54,7 +54,7 @@ class DdgsProvider(BlockingProvider):
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
         if importlib.util.find_spec("ddgs") is None:
-            return "install it: pip install 'websearch-pack[ddgs]'"
+            return install_hint("ddgs")
         return None
 
     @classmethod
@@ -92,7 +92,22 @@ class DdgsProvider(BlockingProvider):
         return ProviderAnswer(results=ranked(rows)[: request.count])
 
 
+#: What a ddgs failure means, by what its message says (it nests each engine's whole error
+#: chain, with URLs that change every run); the first match wins.
+_FAILURES = (
+    (("dns", "lookup", "resolve", "name or service"), "its search engines' names could not be "
+     "resolved; check the machine's network"),
+    (("timed out", "timeout", "deadline"), "its search engines did not answer in time"),
+    (("connect", "refused", "unreachable", "reset", "tls", "ssl"), "it could not connect to "
+     "its search engines; check the machine's network"),
+    (("403", "forbidden", "captcha", "blocked"), "its search engines refused the request"),
+)  # fmt: skip
+
+
 def _reason(exc: Exception) -> str:
-    """ddgs errors nest the engine's whole error chain; the model needs only its first line."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return first if len(first) <= 120 else first[:119] + "…"
+    """One clean line: what failed, in our words, never the engines' URLs."""
+    text = str(exc).casefold()
+    for needles, meaning in _FAILURES:
+        if any(needle in text for needle in needles):
+            return meaning
+    return f"its search engines failed ({type(exc).__name__})"
