@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -64,7 +65,7 @@ class _QuietServer(ThreadingHTTPServer):
 
 
 class ScriptedServer:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.replies: dict[str, list[Reply]] = {}
         self.seen: list[Seen] = []
         self._lock = threading.Lock()
@@ -120,7 +121,11 @@ class ScriptedServer:
 
         self._httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        if tls is not None:
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.port = self._httpd.server_address[1]
+        self.url = f"{scheme}://127.0.0.1:{self.port}"
 
     def script(self, path: str, *replies: Reply) -> None:
         with self._lock:
@@ -146,8 +151,8 @@ class ScriptedServer:
 
 
 @contextmanager
-def scripted_server() -> Iterator[ScriptedServer]:
-    server = ScriptedServer()
+def scripted_server(tls: ssl.SSLContext | None = None) -> Iterator[ScriptedServer]:
+    server = ScriptedServer(tls)
     server.start()
     try:
         yield server
