@@ -763,3 +763,14 @@ def test_a_fetch_error_is_still_a_fetch_error(server: ScriptedServer) -> None:
     server.script("/r", Reply(302, b"", {"Location": "/r"}))
     with pytest.raises(FetchError, match="loop"):
         session().fetch(f"{server.url}/r")
+
+
+@pytest.mark.parametrize("urls", [5, None, b"https://example.com/", {"a": 1}])
+async def test_a_batch_of_something_that_is_not_urls_is_an_invalid_request(urls: object) -> None:
+    ws = session()
+    with pytest.raises(InvalidRequestError, match="urls must be"):
+        list(ws.fetch_many(urls))  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequestError, match="urls must be"):
+        [item async for item in ws.afetch_many(urls)]  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequestError, match="concurrency"):
+        list(ws.fetch_many([], concurrency=True))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from websearch_core.errors import FetchError, InvalidRequestError, WebSearchError
@@ -88,6 +88,6 @@ def url_list(urls: object) -> list[str]:
     """
     if isinstance(urls, str):
         return [urls]
-    if isinstance(urls, Iterable) and not isinstance(urls, bytes | dict):
+    if isinstance(urls, Iterable) and not isinstance(urls, bytes | Mapping):
         return list(urls)
     raise InvalidRequestError("urls must be a URL or a list of URLs, such as ['https://go.dev/']")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import inspect
 import logging
 import ssl
 import time
@@ -70,23 +71,13 @@ def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError
         return url, exc
 
 
-#: ``search``'s arguments and their defaults, for planning a search without making it.
-_SEARCH_DEFAULTS: dict[str, Any] = {
-    "query": "probe",
-    "count": 5,
-    "site": None,
-    "include_domains": None,
-    "exclude_domains": None,
-    "freshness": None,
-    "date_from": None,
-    "date_to": None,
-    "include_answer": False,
-    "country": None,
-    "language": None,
-    "safesearch": None,
-    "page": 1,
-    "provider": None,
-}
+def _url_iterable(urls: object) -> Iterable[Any]:
+    """A batch's ``urls``: one URL, or any iterable of them (checked one by one as fetched)."""
+    if isinstance(urls, str):
+        return [urls]
+    if isinstance(urls, Iterable) and not isinstance(urls, bytes | Mapping):
+        return urls
+    raise InvalidRequestError("urls must be a URL or an iterable of URLs")
 
 
 def _positive_int(name: str, value: object) -> int:
@@ -366,8 +357,11 @@ class WebSearch:
 
         For messages about arguments a tool's schema left out (``tooling.argument_error``).
         """
-        args: dict[str, Any] = dict(_SEARCH_DEFAULTS)
-        args.update(options)
+        args: dict[str, Any] = {
+            name: parameter.default
+            for name, parameter in inspect.signature(self.search).parameters.items()
+        }
+        args.update(query="probe", **options)
         try:
             self._plan(args)
         except WebSearchError as refusal:
@@ -444,7 +438,7 @@ class WebSearch:
         _positive_int("concurrency", concurrency)
         window: deque[tuple[str, Future[Page]]] = deque()
         with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            for url in urls:
+            for url in _url_iterable(urls):
                 window.append((url, pool.submit(self.fetch, url)))
                 if len(window) >= 2 * concurrency:
                     yield _settled(*window.popleft())
@@ -467,7 +461,7 @@ class WebSearch:
 
         window: deque[tuple[str, asyncio.Task[Page | WebSearchError]]] = deque()
         try:
-            for url in urls:
+            for url in _url_iterable(urls):
                 window.append((url, asyncio.ensure_future(one(url))))
                 if len(window) >= 2 * concurrency:
                     url_done, task = window.popleft()
