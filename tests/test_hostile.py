@@ -774,3 +774,35 @@ async def test_a_batch_of_something_that_is_not_urls_is_an_invalid_request(urls:
         [item async for item in ws.afetch_many(urls)]  # type: ignore[arg-type]
     with pytest.raises(InvalidRequestError, match="concurrency"):
         list(ws.fetch_many([], concurrency=True))
+
+
+_BOMB_IN_A_CHILD = """
+import resource, sys
+from websearch_core import WebSearch, ProviderResponseError
+ws = WebSearch("searxng", searxng_url=sys.argv[1], provider_max_bytes=2_000_000)
+try:
+    ws.search("q")
+except ProviderResponseError as exc:
+    print("refused:", exc)
+print("peak_rss_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def test_a_provider_bomb_leaves_the_process_small(server: ScriptedServer) -> None:
+    # RSS, not just Python's heap: measured in a child so nothing else this session did
+    # counts, against a 300 MB bomb that once added ~945 MB.
+    bomb = _gzip_bomb(300)
+    server.script(
+        "/search",
+        Reply(200, bomb, {"Content-Type": "application/json", "Content-Encoding": "gzip"}),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _BOMB_IN_A_CHILD, server.url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert "refused: searxng answered with more than 2,000,000 bytes" in done.stdout
+    peak = float(done.stdout.split("peak_rss_mb")[1])
+    assert peak < 250, done.stdout
