@@ -22,8 +22,9 @@ from websearch_core import (
     UnsupportedOptionError,
     WebSearch,
 )
+from websearch_core.models import SearchRequest
 from websearch_core.providers import PROVIDERS
-from websearch_core.routing import OPTIONS, Support
+from websearch_core.routing import OPTIONS, Support, unmet_options
 
 OPTION_ARGS: dict[str, dict[str, Any]] = {
     "include_domains": {"site": "docs.python.org"},
@@ -62,7 +63,9 @@ EXPECTED: dict[tuple[str, str], Check] = {
     ("tavily", "include_domains"): lambda s, r: (
         s.body["include_domains"] == ["docs.python.org"] and s.query == "python asyncio"
     ),
-    ("tavily", "exclude_domains"): lambda s, r: s.body["exclude_domains"] == ["pinterest.com"],
+    ("tavily", "exclude_domains"): lambda s, r: (
+        s.body["exclude_domains"] == ["pinterest.com"] and s.query == "python asyncio"
+    ),
     ("tavily", "freshness"): lambda s, r: s.body["time_range"] == "week",
     ("tavily", "date_range"): lambda s, r: (
         (s.body["start_date"], s.body["end_date"]) == ("2026-01-01", "2026-02-01")
@@ -294,3 +297,20 @@ def test_malformed_domain_argument_is_a_request_error() -> None:
     ws = WebSearch("searxng", searxng_url="http://127.0.0.1:9")
     with pytest.raises(InvalidRequestError, match="list of domains"):
         ws.search("x", include_domains=5)  # type: ignore[arg-type]
+
+
+def test_a_query_operator_cannot_stand_in_for_an_option_no_operator_expresses() -> None:
+    # Only domain filters can be written into the query; a provider that declared another
+    # option "by query operator" must still be refused it, not have it dropped.
+    request = SearchRequest(query="q", freshness="week", include_domains=("a.org",))
+    declared = {"freshness": Support.QUERY_OPERATOR, "include_domains": Support.QUERY_OPERATOR}
+    assert unmet_options(request, declared) == ["freshness"]
+
+
+def test_a_site_rewrite_may_use_exactly_the_providers_limit(recorder: Recorder) -> None:
+    ws = all_configured(recorder, "brave")  # Brave takes at most 400 characters
+    words = "w" * (400 - len(" site:example.org"))
+    response = ws.search(words, site="example.org")
+    assert len(response.sent_query) == 400
+    with pytest.raises(InvalidRequestError, match="401 characters and brave takes at most 400"):
+        ws.search(words + "w", site="example.org")
