@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
-from websearch_core import EngineOutcome, SearchResponse, SearchResult, WebSearch, WebSearchError
+from websearch_core import (
+    EngineOutcome,
+    InvalidRequestError,
+    Page,
+    SearchResponse,
+    SearchResult,
+    WebSearch,
+    WebSearchError,
+)
 
 
 def response(**kwargs: object) -> SearchResponse:
@@ -128,3 +138,98 @@ def test_a_failed_search_is_not_memoised(server: ScriptedServer) -> None:
         ws.search("q")
     assert not ws.search("q").from_memo
     assert server.hits("/search") == 2
+
+
+# -- the fence's label, budget and continuation markers, exactly ----------------------------
+
+
+def page(content: str = "x", **fields: object) -> Page:
+    values: dict[str, object] = {
+        "url": "https://e.org/p",
+        "final_url": "https://e.org/p",
+        "status": 200,
+        "content_type": "text/plain",
+        "kind": "text",
+        "content": content,
+        "bytes_read": len(content),
+        "max_bytes": 2_000_000,
+        "fetched_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+    }
+    values.update(fields)
+    return Page.model_validate(values)
+
+
+@pytest.mark.parametrize(
+    ("size", "shown"),
+    [
+        (0, "0 B"),
+        (999, "999 B"),
+        (1000, "1.0 kB"),
+        (41_200, "41.2 kB"),
+        (999_999, "1000.0 kB"),
+        (1_000_000, "1.0 MB"),
+        (2_500_000, "2.5 MB"),
+    ],
+)
+def test_the_label_gives_the_size_read_in_b_kb_or_mb(size: int, shown: str) -> None:
+    first = page(bytes_read=size).render().splitlines()[0]
+    assert first == f"--- begin fetched content: https://e.org/p (text/plain, {shown}) ---"
+
+
+def test_a_long_page_is_cut_in_the_middle_with_exact_counts() -> None:
+    content = "".join(chr(ord("a") + i % 26) for i in range(100))
+    body = page(content).render(max_chars=30).splitlines()[1:-2]
+    assert body == [
+        content[:20],
+        "[… 70 characters cut here (characters 20 to 90 of 100): fetch again with offset=20"
+        " to read them …]",
+        content[90:],
+    ]
+
+
+def test_a_continuation_says_what_is_left_and_nothing_past_the_end() -> None:
+    content = "0123456789" * 10
+    middle = page(content).render(max_chars=30, offset=20).splitlines()[1:-2]
+    assert middle == [
+        "[… continuing at character 20 of 100 …]",
+        content[20:50],
+        "[… 50 more characters: fetch again with offset=50 …]",
+    ]
+    last = page(content).render(max_chars=30, offset=70).splitlines()[1:-2]
+    assert last == ["[… continuing at character 70 of 100 …]", content[70:]]
+    assert page(content).render(offset=99).splitlines()[2] == "9"
+    with pytest.raises(InvalidRequestError, match="offset 100 is past the end"):
+        page(content).render(offset=100)
+
+
+@pytest.mark.parametrize(
+    ("offset", "marked"), [(0, True), (20, False), (60, False), (70, True), (90, True)]
+)
+def test_the_read_ceiling_is_said_where_the_window_reaches_the_end(
+    offset: int, marked: bool
+) -> None:
+    content = "0123456789" * 10
+    truncated = page(content, truncated=True, max_bytes=100)
+    text = truncated.render(max_chars=30, offset=offset)
+    assert ("larger than the 100 B read limit" in text) is marked
+    assert "read limit" not in page(content).render(max_chars=30, offset=offset)
+
+
+@pytest.mark.parametrize(
+    ("published", "shown"),
+    [
+        ("2026-02-11T09:30:00Z", "2026-02-11"),
+        ("2026-02-11", "2026-02-11"),
+        ("2 days ago", "2 days ago"),
+        ("2026/02/11 09:30", "2026/02/11 09:30"),
+        ("20260-2-119", "20260-2-119"),
+        (
+            "Feb 11, 2026, updated: a note of more than forty letters",
+            "Feb 11, 2026, updated: a note of more th",
+        ),
+    ],
+)
+def test_a_result_date_is_shortened_to_the_day_or_kept(published: str, shown: str) -> None:
+    result = SearchResult(rank=1, title="T", url="https://e.org/", snippet="s", published=published)
+    response = SearchResponse(query="q", provider="p", results=[result], sent_query="q")
+    assert response.render().splitlines()[1] == f"   {shown} · s"
