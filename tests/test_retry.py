@@ -64,6 +64,8 @@ def test_the_default_wait_is_not_a_value_the_tests_send() -> None:
         (500, "2", 5.0, 2.0),
         (404, "2", 5.0, None),  # not retried at all
         (401, "2", 5.0, None),
+        (499, "2", 5.0, None),  # the last status below 5xx is not retried
+        (429, "Wed, 21 Oct 2015 07:28:00", 5.0, 0.0),  # an HTTP-date without a zone is UTC
     ],
 )
 def test_retry_delay_reads_every_form_of_retry_after(
@@ -221,3 +223,81 @@ def test_timeout_is_unavailable(server: ScriptedServer) -> None:
     server.script("/search", Slow(200, {"results": []}))
     with pytest.raises(ProviderUnavailableError, match=r"no answer within 0\.5 s"):
         session(server, timeout=0.5).search("q")
+
+
+async def test_async_429_with_retry_after_zero_retries_at_once(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
+    server.script("/search", Reply(429, "", {"Retry-After": "0"}), OK)
+    assert len((await session(server).asearch("q")).results) == 1
+    assert server.hits("/search") == 2
+    assert sleeps == [0.0]
+
+
+async def test_async_4xx_is_final_after_one_request(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
+    server.script("/search", Reply(400, "Invalid value for pageno"))
+    with pytest.raises(ProviderResponseError, match="Invalid value for pageno"):
+        await session(server).asearch("q")
+    assert server.hits("/search") == 1
+    assert sleeps == []
+
+
+async def test_async_persistent_5xx_is_unavailable_after_one_retry(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
+    server.script("/search", Reply(503, "busy", {"Retry-After": "0"}))
+    with pytest.raises(ProviderUnavailableError, match="HTTP 503"):
+        await session(server).asearch("q")
+    assert server.hits("/search") == 2
+    assert sleeps == [0.0]
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+async def test_a_wait_that_would_end_past_the_deadline_is_not_made(
+    server: ScriptedServer, sleeps: list[float], asynchronous: bool
+) -> None:
+    server.script("/search", Reply(429, "", {"Retry-After": "3"}), OK)
+    ws = session(server, timeout=2, max_retry_wait=5)
+    with pytest.raises(RateLimitedError, match="wait 3 s"):
+        await ws.asearch("q") if asynchronous else ws.search("q")
+    assert server.hits("/search") == 1
+    assert sleeps == []
+
+
+def test_a_long_error_body_is_excerpted_to_200_characters(server: ScriptedServer) -> None:
+    server.script("/search", Reply(400, "x" * 300))
+    with pytest.raises(ProviderResponseError) as caught:
+        session(server).search("q")
+    assert "x" * 200 in str(caught.value)
+    assert "x" * 201 not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body", "says"),
+    [
+        ("br", b"\x1b\x00\x00", r"an encoding we did not ask for \(br\)"),
+        ("gzip", b"\x1f\x8b not really gzip", "corrupt compressed body"),
+    ],
+)
+def test_a_body_we_cannot_decode_is_a_provider_response_error(
+    server: ScriptedServer, encoding: str, body: bytes, says: str
+) -> None:
+    headers = {"Content-Type": "application/json", "Content-Encoding": encoding}
+    server.script("/search", Reply(200, body, headers))
+    with pytest.raises(ProviderResponseError, match=says):
+        session(server).search("q")
+
+
+def test_a_client_passed_in_still_gets_the_deadline_as_its_timeouts(
+    server: ScriptedServer,
+) -> None:
+    # No deadline at the socket for a client the host built: the request's own timeouts are
+    # the time left, so a server that stalls before its headers is cut there.
+    server.script("/search", Reply(200, {"results": []}, delay_s=5))
+    ws = WebSearch("searxng", searxng_url=server.url, timeout=1, http_client=httpx.Client())
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError, match="no answer within 1 s"):
+        ws.search("q")
+    assert time.monotonic() - started < 1 + 1.5
