@@ -8,10 +8,16 @@ survivor is a behaviour no test pins down: it gets a test, or an explanation.
     .venv/bin/pip install cosmic-ray
     .venv/bin/python scripts/mutation.py                # every target, one after another
     .venv/bin/python scripts/mutation.py jail render    # some of them
+    .venv/bin/python scripts/mutation.py --recheck SESSIONS_DIR jail   # survivors, again
 
 It edits the module files in place while it runs (and restores them after each mutant): run
 it on a clone you are not editing, and use a second clone for a second core. Sessions, logs
 and the survivors of each target (with their diffs) go to ``.mutation/`` (git-ignored).
+
+``--recheck DIR`` takes the survivors recorded in ``DIR/<target>.sqlite`` (a finished run,
+perhaps on an older commit whose module source is the same) and tests each one again,
+against this tree's tests: what still survives is printed, so new tests can be shown to kill
+what the run found.
 """
 
 from __future__ import annotations
@@ -109,15 +115,61 @@ def _config(name: str, module: str, tests: str) -> Path:
     return config
 
 
+def _survivors(session: Path) -> list[tuple[str, str, int, str]]:
+    """(module, operator, occurrence, where) of each mutant that survived in ``session``."""
+    dump = subprocess.run(
+        ["cosmic-ray", "dump", str(session)], capture_output=True, text=True, check=True
+    ).stdout
+    found = []
+    for line in dump.splitlines():
+        job, result = json.loads(line)
+        if result and result.get("test_outcome") == "survived":
+            for mutation in job["mutations"]:
+                where = f"{mutation['module_path']}:{mutation['start_pos'][0]}"
+                found.append(
+                    (
+                        mutation["module_path"],
+                        mutation["operator_name"],
+                        mutation["occurrence"],
+                        where,
+                    )
+                )
+    return found
+
+
+def recheck(sessions: Path, name: str) -> list[str]:
+    """The survivors of ``name``'s run in ``sessions`` that this tree's tests still miss."""
+    _, tests, keywords = TARGETS[name]
+    command = [*PYTEST.split(), *shlex.split(tests)] + (["-k", keywords] if keywords else [])
+    still = []
+    for path, operator, occurrence, where in _survivors(sessions / f"{name}.sqlite"):
+        _run("cosmic-ray", "apply", path, operator, str(occurrence))
+        try:
+            outcome = subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
+        finally:
+            _run("git", "checkout", "--", path)
+        verdict = "survives" if outcome.returncode == 0 else "killed"
+        print(f"{verdict:9} {operator} #{occurrence} at {where}", flush=True)
+        if outcome.returncode == 0:
+            still.append(f"{operator} #{occurrence} at {where}")
+    return still
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"some of: {', '.join(TARGETS)}")
+    parser.add_argument("--recheck", type=Path, help="re-test the survivors recorded here")
     args = parser.parse_args()
     unknown = set(args.targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown target(s): {', '.join(sorted(unknown))}")
     OUT.mkdir(exist_ok=True)
     names = args.targets or list(TARGETS)
+    if args.recheck:
+        for name in names:
+            still = recheck(args.recheck, name)
+            print(f"== {name}: {len(still)} still survive", flush=True)
+        return 0
     for name in names:
         module, tests, keywords = TARGETS[name]
         selection = f"{tests} -k {shlex.quote(keywords)}" if keywords else tests
