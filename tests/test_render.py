@@ -233,3 +233,22 @@ def test_a_result_date_is_shortened_to_the_day_or_kept(published: str, shown: st
     result = SearchResult(rank=1, title="T", url="https://e.org/", snippet="s", published=published)
     response = SearchResponse(query="q", provider="p", results=[result], sent_query="q")
     assert response.render().splitlines()[1] == f"   {shown} · s"
+
+
+def test_a_page_of_exactly_the_budget_is_not_cut() -> None:
+    content = "y" * 30
+    assert page(content).render(max_chars=30).splitlines()[1:-2] == [content]
+    assert "cut here" in page(content + "z").render(max_chars=30)
+
+
+def test_an_error_page_shows_its_status_and_the_start_of_its_answer() -> None:
+    answer = "<h1>Not here</h1>" + "e" * 1500
+    rendered = page(answer, status=404, reason="Not Found").render().splitlines()
+    assert (
+        rendered[1]
+        == "HTTP 404 Not Found: the server answered with an error. The start of its answer:"
+    )
+    assert rendered[2] == ""
+    assert rendered[3] == answer[:1000]
+    empty = page("", status=503, reason="Service Unavailable").render().splitlines()
+    assert empty[1:-2] == ["HTTP 503 Service Unavailable: the server answered with an error."]
