@@ -29,7 +29,8 @@ class WebPageLoader(BaseLoader):
     """Load web pages as markdown ``Document``s: SSRF-safe, budgeted, bounded concurrency.
 
     Setup:
-        ``pip install 'websearch-pack[langchain]'``.
+        ``pip install -e '.[langchain]'`` in a clone (``websearch-pack[langchain]`` once
+        released).
 
     Instantiate:
         .. code-block:: python

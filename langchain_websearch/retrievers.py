@@ -27,7 +27,8 @@ class WebSearchRetriever(BaseRetriever):
     """Query → web search results as ``Document``s; optionally the top pages, fetched.
 
     Setup:
-        ``pip install 'websearch-pack[langchain,ddgs]'``; keys as for ``WebSearchTool``.
+        ``pip install -e '.[langchain,ddgs]'`` in a clone
+        (``websearch-pack[langchain,ddgs]`` once released); keys as for ``WebSearchTool``.
 
     Instantiate:
         .. code-block:: python

@@ -15,7 +15,8 @@ class WebSearchToolkit(BaseToolkit):
     """``web_search`` and ``web_fetch`` over one ``WebSearch``.
 
     Setup:
-        ``pip install 'websearch-pack[langchain,ddgs]'``; keys as for ``WebSearchTool``.
+        ``pip install -e '.[langchain,ddgs]'`` in a clone
+        (``websearch-pack[langchain,ddgs]`` once released); keys as for ``WebSearchTool``.
 
     Instantiate:
         .. code-block:: python

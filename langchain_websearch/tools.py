@@ -33,9 +33,10 @@ class WebSearchTool(BaseTool):
     """Web search for an agent: a short numbered menu of results.
 
     Setup:
-        ``pip install 'websearch-pack[langchain,ddgs]'``. With nothing else, the keyless ddgs
-        provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to add
-        those providers (see the README's configuration table).
+        ``pip install -e '.[langchain,ddgs]'`` in a clone
+        (``websearch-pack[langchain,ddgs]`` once released). With nothing else, the keyless
+        ddgs provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
+        add those providers (see the README's configuration table).
 
     Instantiate:
         .. code-block:: python
@@ -125,7 +126,8 @@ class WebFetchTool(BaseTool):
     """Fetch one page for an agent, SSRF-safe, budgeted and fenced as untrusted data.
 
     Setup:
-        ``pip install 'websearch-pack[langchain]'`` (add ``[pdf]`` to read PDFs). No key.
+        ``pip install -e '.[langchain]'`` in a clone (``websearch-pack[langchain]`` once
+        released) (add ``[pdf]`` to read PDFs). No key.
 
     Instantiate:
         .. code-block:: python

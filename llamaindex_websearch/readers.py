@@ -137,7 +137,8 @@ class WebPageReader(_FailureReporting):
     """Load web pages as markdown ``Document``s: SSRF-safe, budgeted, bounded concurrency.
 
     Setup:
-        ``pip install 'websearch-pack[llamaindex]'`` (add ``[pdf]`` to read PDFs). No key.
+        ``pip install -e '.[llamaindex]'`` in a clone (``websearch-pack[llamaindex]`` once
+        released) (add ``[pdf]`` to read PDFs). No key.
 
     Instantiate:
         .. code-block:: python
@@ -231,7 +232,8 @@ class WebSearchReader(_FailureReporting):
     """Query → web search → the top ``k`` pages, fetched, as ``Document``s.
 
     Setup:
-        ``pip install 'websearch-pack[llamaindex,ddgs]'``. With nothing else the keyless
+        ``pip install -e '.[llamaindex,ddgs]'`` in a clone
+        (``websearch-pack[llamaindex,ddgs]`` once released). With nothing else the keyless
         ddgs provider runs; set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
         add those providers (see the README's configuration table).
 

@@ -49,9 +49,10 @@ class WebSearchToolSpec(BaseToolSpec):
     """Web search and page fetch for a LlamaIndex agent, over one ``WebSearch`` session.
 
     Setup:
-        ``pip install 'websearch-pack[llamaindex,ddgs]'``. With nothing else, the keyless ddgs
-        provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to add
-        those providers (see the README's configuration table).
+        ``pip install -e '.[llamaindex,ddgs]'`` in a clone
+        (``websearch-pack[llamaindex,ddgs]`` once released). With nothing else, the keyless
+        ddgs provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
+        add those providers (see the README's configuration table).
 
     Instantiate:
         .. code-block:: python
