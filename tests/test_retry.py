@@ -301,3 +301,37 @@ def test_a_client_passed_in_still_gets_the_deadline_as_its_timeouts(
     with pytest.raises(ProviderUnavailableError, match="no answer within 1 s"):
         ws.search("q")
     assert time.monotonic() - started < 1 + 1.5
+
+
+def test_a_retry_after_equal_to_the_cap_is_slept_through(
+    server: ScriptedServer, sleeps: list[float]
+) -> None:
+    server.script("/search", Reply(429, "", {"Retry-After": "2"}), OK)
+    assert len(session(server, max_retry_wait=2).search("q").results) == 1
+    assert sleeps == [2.0]
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        (401, AuthenticationError),
+        (403, AuthenticationError),
+        (499, ProviderResponseError),
+        (500, ProviderUnavailableError),
+    ],
+)
+def test_each_status_becomes_its_error_for_a_provider_without_its_own(
+    status: int, error: type[Exception], sleeps: list[float]
+) -> None:
+    # Brave has no error of its own for these statuses (only for its 422), so the generic
+    # mapping decides: 401 and 403 are the key, 499 is the request, 5xx is the provider.
+    client = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(status)))
+    ws = WebSearch("brave", brave_api_key="canary-key-for-status", http_client=client)
+    with pytest.raises(error):
+        ws.search("q")
+
+
+def test_provider_requests_carry_our_user_agent(server: ScriptedServer) -> None:
+    server.script("/search", OK)
+    session(server).search("q")
+    assert server.seen[0].headers["user-agent"].startswith("websearch-pack/")
