@@ -923,3 +923,19 @@ def test_one_line_leaves_single_spaces_and_no_control_characters(text: str) -> N
     assert "  " not in flat
     assert flat == flat.strip()
     assert not [c for c in flat if is_control(c)]
+
+
+@pytest.mark.parametrize(
+    ("text", "cleaned"),
+    [
+        ("", ""),
+        ("a", "a"),
+        ("\n", "\n"),
+        ("\r", "\n"),
+        ("a\tb", "a\tb"),
+        ("no\u00a0break", "no\u00a0break"),
+        ("a\x85b\x9fc\x7fd", "a\nbcd"),
+    ],
+)
+def test_clean_text_keeps_tabs_single_breaks_and_printable_spaces(text: str, cleaned: str) -> None:
+    assert clean_text(text) == cleaned

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import SECRET_HEADERS
 from websearch_core import AuthenticationError, WebSearch, WebSearchError
+from websearch_core.secrets import Redactor, SecretURL, url_credentials
 
 CANARY = "canary-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 CASSETTES = Path(__file__).parent / "cassettes"
@@ -121,3 +122,71 @@ def test_proxy_password_is_not_shown() -> None:
     ws = WebSearch(fetch_proxy=f"http://user:{CANARY}@127.0.0.1:3128")
     assert CANARY not in repr(ws.settings)
     assert CANARY not in ws.settings.model_dump_json()
+
+
+# -- the redactor and the masked URL, unit by unit ----------------------------------------------
+
+
+def test_a_secret_shorter_than_four_characters_is_left_alone() -> None:
+    assert Redactor(["abc"]).redact("abc and abcd") == "abc and abcd"
+    assert Redactor(["abcd"]).redact("abc and abcd") == "abc and [redacted]"
+
+
+def test_a_secret_inside_a_longer_one_does_not_leave_a_tail() -> None:
+    assert Redactor(["abcd", "abcdefgh"]).redact("key=abcdefgh") == "key=[redacted]"
+
+
+@pytest.mark.parametrize(
+    "key", ["0123456789ABCDEF0123", "ABCDEFGHIJKLMNOPQRST", "zzzzzzzzzzzzzzzzzzzz"]
+)
+def test_an_echoed_key_is_redacted_whatever_it_starts_with(key: str) -> None:
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=f"bad token {request.headers['x-subscription-token']}")
+
+    client = httpx.Client(transport=httpx.MockTransport(echo))
+    ws = WebSearch("brave", brave_api_key=key, http_client=client)
+    with pytest.raises(WebSearchError) as caught:
+        ws.search("q")
+    assert key not in str(caught.value)
+    assert "bad token [redacted]" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "secrets", "shown"),
+    [
+        ("http://searx.lan:8888", [], "http://searx.lan:8888"),
+        ("http://admin:hunter22@searx.lan", ["hunter22", "admin:hunter22"], "http://***@searx.lan"),
+        ("https://tok3n-abcdef@searx.lan/x", ["tok3n-abcdef"], "https://***@searx.lan/x"),
+        ("http://a%40b:p%2Fw0rd@h", ["p%2Fw0rd", "p/w0rd", "a@b:p/w0rd"], "http://***@h"),
+    ],
+)
+def test_credentials_in_an_operator_url_are_masked_and_known(
+    url: str, secrets: list[str], shown: str
+) -> None:
+    assert SecretURL(url)._display() == shown
+    assert repr(SecretURL(url)) == f"SecretURL('{shown}')"
+    assert set(secrets) <= set(url_credentials(url))
+    if not secrets:
+        assert url_credentials(url) == []
+
+
+def test_a_url_that_cannot_be_read_is_all_secret() -> None:
+    broken = "http://user:pw12@[::1"
+    assert SecretURL(broken)._display() == "**********"
+    assert url_credentials(broken) == [broken]
+
+
+def test_a_token_in_the_user_part_of_a_base_url_is_redacted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    token = "tok-0f9e8d7c6b5a"
+
+    def echo(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, text=f"who is {request.headers.get('authorization')} {token}")
+
+    client = httpx.Client(transport=httpx.MockTransport(echo))
+    ws = WebSearch("searxng", searxng_url=f"https://{token}@searx.lan", http_client=client)
+    with pytest.raises(WebSearchError) as caught:
+        ws.search("q")
+    assert token not in str(caught.value)
+    assert token not in repr(ws.settings)
