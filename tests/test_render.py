@@ -252,3 +252,39 @@ def test_an_error_page_shows_its_status_and_the_start_of_its_answer() -> None:
     assert rendered[3] == answer[:1000]
     empty = page("", status=503, reason="Service Unavailable").render().splitlines()
     assert empty[1:-2] == ["HTTP 503 Service Unavailable: the server answered with an error."]
+
+
+def test_a_page_shorter_than_the_budget_is_shown_whole() -> None:
+    assert page("short").render(max_chars=30).splitlines()[1:-2] == ["short"]
+
+
+def test_a_continuation_past_the_end_says_nothing_more() -> None:
+    content = "0123456789" * 10
+    assert page(content).render(max_chars=30, offset=90).splitlines()[1:-2] == [
+        "[… continuing at character 90 of 100 …]",
+        content[90:],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("published", "shown"),
+    [("1234-", "1234-"), ("2026-0211234", "2026-0211234"), ("2026-02-11 10:00", "2026-02-11")],
+)
+def test_only_an_iso_date_is_shortened(published: str, shown: str) -> None:
+    result = SearchResult(rank=1, title="T", url="https://e.org/", snippet="s", published=published)
+    response = SearchResponse(query="q", provider="p", results=[result], sent_query="q")
+    assert response.render().splitlines()[1] == f"   {shown} · s"
+
+
+def test_only_engines_that_are_down_are_named_as_failed() -> None:
+    outcomes = [
+        EngineOutcome(engine="alpha", status="answered", results=3),
+        EngineOutcome(engine="beta", status="blind"),
+        EngineOutcome(engine="gamma", status="down", error="timeout"),
+    ]
+    response = SearchResponse(
+        query="q", provider="p", results=[], sent_query="q", outcomes=outcomes
+    )
+    assert "Engines that failed: gamma (timeout)." in response.render()
+    assert "alpha" not in response.render()
+    assert "beta" not in response.render()
