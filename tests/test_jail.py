@@ -784,3 +784,133 @@ def test_a_200k_url_is_refused_for_its_length() -> None:
     err = refusal(url)
     assert err.reason == "malformed"
     assert "8,192" in str(err)
+
+
+# -- boundaries, exactly (each of these once let a mutant of the jail through) -----------------
+
+
+def _name_of(length: int) -> str:
+    """A valid host name of exactly ``length`` characters: 63-character labels and a rest."""
+    labels: list[str] = []
+    while sum(map(len, labels)) + len(labels) + 63 < length:
+        labels.append("a" * 63)
+    rest = length - (sum(map(len, labels)) + len(labels))
+    return ".".join([*labels, "b" * rest])
+
+
+def test_a_url_of_exactly_the_limit_is_read_and_one_more_is_refused() -> None:
+    head = "https://example.com/"
+    assert len(parse_url(head + "p" * (8192 - len(head)), OPERATOR).url) == 8192
+    assert "longer than 8,192" in str(refusal(head + "p" * (8193 - len(head)), OPERATOR))
+    # Percent-encoding is counted too: é becomes %C3%A9.
+    accepted = parse_url(head + "é" * ((8192 - len(head)) // 6), OPERATOR)
+    assert len(accepted.url) <= 8192
+    assert "once encoded" in str(refusal(head + "é" * ((8192 - len(head)) // 6 + 1), OPERATOR))
+
+
+def test_a_host_name_of_253_characters_is_read_and_254_are_refused() -> None:
+    assert parse_url(f"http://{_name_of(253)}/", OPERATOR).host == _name_of(253)
+    assert parse_url(f"http://{_name_of(253)}./", OPERATOR).host == _name_of(253)  # root dot
+    assert refusal(f"http://{_name_of(254)}/", OPERATOR).reason == "malformed"
+    assert "longer than 253" in str(refusal(f"http://{_name_of(300)}/", OPERATOR))
+
+
+def test_a_label_of_63_characters_is_read_and_64_or_65_are_refused() -> None:
+    assert parse_url(f"http://{'a' * 63}.example/", OPERATOR).host == f"{'a' * 63}.example"
+    for length in (64, 65):
+        assert refusal(f"http://{'a' * length}.example/", OPERATOR).reason == "malformed"
+
+
+@pytest.mark.parametrize(
+    ("port", "accepted"), [("0", False), ("1", True), ("65535", True), ("65536", False)]
+)
+def test_ports_from_1_to_65535_are_read(port: str, accepted: bool) -> None:
+    url = f"http://example.com:{port}/"
+    if accepted:
+        assert parse_url(url, OPERATOR).port == int(port)
+    else:
+        assert refusal(url, OPERATOR).reason == "malformed"
+
+
+@pytest.mark.parametrize(
+    ("url", "canonical", "port"),
+    [
+        ("http://example.com/", "http://example.com/", 80),
+        ("http://example.com:80/x", "http://example.com/x", 80),
+        ("https://example.com:80/x", "https://example.com:80/x", 80),
+        ("http://example.com:443/x", "http://example.com:443/x", 443),
+        ("https://example.com/", "https://example.com/", 443),
+    ],
+)
+def test_a_port_is_written_only_when_it_is_not_the_schemes_own(
+    url: str, canonical: str, port: int
+) -> None:
+    target = parse_url(url, OPERATOR)
+    assert (target.url, target.port) == (canonical, port)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http:///x", "it has no host"),
+        ("http://1.2.3.4.0/", "ends in a number"),
+        ("http://1.16777217/", "ends in a number"),
+        ("http://xn--zz.example/", "international domain name"),
+        ("http://" + "ä" * 64 + ".example/", "not a valid domain name"),
+    ],
+)
+def test_hosts_that_are_neither_names_nor_addresses_are_refused(url: str, says: str) -> None:
+    assert says in str(refusal(url, OPERATOR))
+
+
+def test_a_hex_looking_label_that_is_not_hex_is_a_name() -> None:
+    assert parse_url("http://foo.0xg/", OPERATOR).host == "foo.0xg"
+
+
+@pytest.mark.parametrize(
+    "addr",
+    [
+        "64:ff9b:1:a9fe:a9:fe00::",  # /48: the IPv4 at bytes 6, 7, 9, 10
+        "64:ff9b:1:a9:fe:a9fe::",  # /56: bytes 7, 9, 10, 11
+        "64:ff9b:1::a9:fea9:fe00:0",  # /64: bytes 9 to 12
+        "64:ff9b:1::a9fe:a9fe",  # /96: the last four bytes
+    ],
+)
+def test_metadata_behind_local_use_nat64_at_every_prefix_length_is_refused(addr: str) -> None:
+    assert is_metadata(IPv6Address(addr))
+    with pytest.raises(URLRefusedError) as caught:
+        check_address(IPv6Address(addr), OPERATOR, host=addr)
+    assert caught.value.reason == "metadata"
+
+
+def test_isatap_is_read_only_with_the_universal_and_group_bits_clear() -> None:
+    assert not is_public(IPv6Address("2001:4860::5efe:7f00:1"))  # carries 127.0.0.1
+    assert not is_public(IPv6Address("2001:4860::200:5efe:7f00:1"))  # 0x02: still ISATAP
+    assert is_public(IPv6Address("2001:4860::400:5efe:7f00:1"))  # 0x04: an ordinary address
+    assert not is_public(IPv6Address("2001:4860:0:4:0:5efe:7f00:1"))  # byte 7 does not matter
+
+
+def test_a_refusal_lists_at_most_ten_allowed_domains_and_says_none_for_no_port() -> None:
+    domains = [f"d{i:02}.example" for i in range(12)]
+    message = str(refusal("http://other.example/", JailPolicy(allow_domains=frozenset(domains))))
+    assert ", ".join(domains[:10]) in message
+    assert domains[10] not in message
+    no_ports = JailPolicy(allow_private=True, allowed_ports=frozenset())
+    assert str(refusal("http://example.com/", no_ports)).endswith("use one of: none")
+
+
+def test_a_bad_policy_domain_is_quoted_up_to_80_characters() -> None:
+    with pytest.raises(ValueError, match="allow_domains") as caught:
+        JailPolicy(allow_domains=frozenset({"x" * 100 + " y"}))
+    assert repr("x" * 80) in str(caught.value)
+    assert repr("x" * 81) not in str(caught.value)
+
+
+def test_policies_and_targets_cannot_be_changed_after_the_jail_read_them() -> None:
+    import dataclasses
+
+    target = parse_url("http://example.com/", OPERATOR)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        target.host = "127.0.0.1"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        OPERATOR.allow_private = False  # type: ignore[misc]

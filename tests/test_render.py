@@ -168,6 +168,8 @@ def page(content: str = "x", **fields: object) -> Page:
         (41_200, "41.2 kB"),
         (999_999, "1000.0 kB"),
         (1_000_000, "1.0 MB"),
+        (1_049_999, "1.0 MB"),
+        (1_050_000, "1.1 MB"),
         (2_500_000, "2.5 MB"),
     ],
 )
@@ -198,8 +200,9 @@ def test_a_continuation_says_what_is_left_and_nothing_past_the_end() -> None:
     last = page(content).render(max_chars=30, offset=70).splitlines()[1:-2]
     assert last == ["[… continuing at character 70 of 100 …]", content[70:]]
     assert page(content).render(offset=99).splitlines()[2] == "9"
-    with pytest.raises(InvalidRequestError, match="offset 100 is past the end"):
-        page(content).render(offset=100)
+    for past in (100, 150):
+        with pytest.raises(InvalidRequestError, match=f"offset {past} is past the end"):
+            page(content).render(offset=past)
 
 
 @pytest.mark.parametrize(
