@@ -21,6 +21,11 @@ __all__ = ["ACCEPT_ENCODING", "BoundedBody", "aread_bounded", "read_bounded"]
 ACCEPT_ENCODING = "gzip, deflate"
 
 
+#: "deflate" is decided as zlib-wrapped or raw by the first output; input that gave none yet
+#: is kept to be read again as raw DEFLATE, but no more than this.
+_UNDECIDED_MAX = 65_536
+
+
 class BoundedBody:
     """Decoded body bytes up to ``limit``; decompression never produces more than fits."""
 
@@ -29,7 +34,9 @@ class BoundedBody:
         self.data = bytearray()
         self.truncated = False
         encoding = content_encoding.strip().lower()
-        self._raw_deflate_fallback = encoding == "deflate"
+        # Some servers send raw DEFLATE for "deflate"; browsers accept both, so do we. Until
+        # the zlib reading has produced output, what it was given is kept here.
+        self._undecided: bytearray | None = bytearray() if encoding == "deflate" else None
         if encoding in ("", "identity"):
             self._inflate: zlib._Decompress | None = None
         elif encoding in ("gzip", "x-gzip"):
@@ -54,19 +61,24 @@ class BoundedBody:
         return True
 
     def _inflate_bounded(self, chunk: bytes, most: int) -> bytes:
+        """At most ``most`` decoded bytes of ``chunk``. What ``max_length`` holds back
+        (``unconsumed_tail``) is never needed: it is left only when ``most`` bytes came out,
+        one past the room, and then reading stops."""
         assert self._inflate is not None
         try:
             piece = self._inflate.decompress(chunk, most)
         except zlib.error:
-            if not self._raw_deflate_fallback or self.data:
+            if self._undecided is None:
                 raise FetchError("the server sent a corrupt compressed body") from None
-            # Some servers send raw DEFLATE for "deflate"; browsers accept both, so do we.
-            self._raw_deflate_fallback = False
+            replay = bytes(self._undecided) + chunk
+            self._undecided = None
             self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-            return self._inflate_bounded(chunk, most)
-        self._raw_deflate_fallback = False
-        while self._inflate.unconsumed_tail and len(piece) < most:
-            piece += self._inflate.decompress(self._inflate.unconsumed_tail, most - len(piece))
+            return self._inflate_bounded(replay, most)
+        if self._undecided is not None:
+            if piece or len(self._undecided) + len(chunk) > _UNDECIDED_MAX:
+                self._undecided = None
+            else:
+                self._undecided += chunk
         return piece
 
 

@@ -1,0 +1,114 @@
+"""The bounded reader, byte by byte: the ceiling is exact, only offered encodings are read,
+raw DEFLATE is forgiven only at the start, and a read between chunks respects the deadline.
+"""
+
+from __future__ import annotations
+
+import gzip
+import time
+import zlib
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from websearch_core.body import BoundedBody, read_bounded
+from websearch_core.deadline import deadline_scope
+from websearch_core.errors import FetchError
+
+TEXT = bytes(range(256)) * 40  # 10,240 bytes that do not compress to nothing
+
+
+def _encoded(encoding: str, data: bytes) -> bytes:
+    if encoding in ("gzip", "x-gzip"):
+        return gzip.compress(data)
+    if encoding == "deflate":
+        return zlib.compress(data)
+    if encoding == "raw-deflate":
+        packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+        return packer.compress(data) + packer.flush()
+    return data
+
+
+def _read(encoding: str, data: bytes, limit: int, chunk: int = 997) -> BoundedBody:
+    wire = _encoded(encoding, data)
+    body = BoundedBody("deflate" if encoding == "raw-deflate" else encoding, limit)
+    for start in range(0, len(wire), chunk):
+        if not body.feed(wire[start : start + chunk]):
+            break
+    return body
+
+
+ENCODINGS = ["", "identity", "gzip", "x-gzip", "deflate", "raw-deflate"]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_body_of_exactly_the_ceiling_is_whole_and_not_truncated(encoding: str) -> None:
+    body = _read(encoding, TEXT, limit=len(TEXT))
+    assert bytes(body.data) == TEXT
+    assert body.truncated is False
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_one_byte_over_the_ceiling_is_cut_there_and_said(encoding: str) -> None:
+    body = _read(encoding, TEXT, limit=len(TEXT) - 1)
+    assert bytes(body.data) == TEXT[:-1]
+    assert body.truncated is True
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw-deflate"])
+def test_decoding_is_the_same_whatever_the_chunking(encoding: str, chunk: int) -> None:
+    assert bytes(_read(encoding, TEXT, limit=10**6, chunk=chunk).data) == TEXT
+
+
+@pytest.mark.parametrize("encoding", ["br", "zstd", "compress", "a" * 60])
+def test_an_encoding_we_did_not_offer_is_refused(encoding: str) -> None:
+    with pytest.raises(FetchError, match="an encoding we did not ask for") as caught:
+        BoundedBody(encoding, 1000)
+    assert f"({encoding[:40]})" in str(caught.value)
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+def test_a_corrupt_compressed_body_is_an_error_not_a_guess(encoding: str) -> None:
+    body = BoundedBody(encoding, 1000)
+    with pytest.raises(FetchError, match="corrupt compressed body"):
+        body.feed(b"\x1f\x8b this is neither gzip nor any deflate" * 10)
+
+
+def test_raw_deflate_is_forgiven_only_at_the_start() -> None:
+    wire = zlib.compress(TEXT)
+    broken = wire[:200] + b"\xff" * 50 + wire[250:]
+    body = BoundedBody("deflate", 10**6)
+    body.feed(broken[:100])  # a good zlib start: the raw fallback is closed from here on
+    assert body.data
+    with pytest.raises(FetchError, match="corrupt compressed body"):
+        body.feed(broken[100:])
+
+
+class _Chunks(httpx.SyncByteStream):
+    def __init__(self, chunks: list[bytes], pause_s: float = 0.0) -> None:
+        self._chunks = chunks
+        self._pause_s = pause_s
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            time.sleep(self._pause_s)
+            yield chunk
+
+
+def test_read_bounded_reads_a_stream_outside_any_deadline() -> None:
+    response = httpx.Response(200, stream=_Chunks([b"ab", b"cd"]))
+    assert bytes(read_bounded(response, 10).data) == b"abcd"
+
+
+def test_read_bounded_with_time_left_reads_to_the_end() -> None:
+    response = httpx.Response(200, stream=_Chunks([b"ab", b"cd", b"ef"], pause_s=0.05))
+    with deadline_scope(time.monotonic() + 0.8):
+        assert bytes(read_bounded(response, 10).data) == b"abcdef"
+
+
+def test_read_bounded_stops_between_chunks_once_the_deadline_passed() -> None:
+    response = httpx.Response(200, stream=_Chunks([b"ab", b"cd"]))
+    with deadline_scope(time.monotonic() - 0.01), pytest.raises(httpx.ReadTimeout):
+        read_bounded(response, 10)
