@@ -64,13 +64,13 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     ),
     "body": (
         "websearch_core/body.py",
-        "tests/test_fetch.py tests/test_hostile.py",
-        "bomb or ceiling or endless or deflate or gzip or corrupt or encoding or plain",
+        "tests/test_body.py tests/test_fetch.py tests/test_hostile.py",
+        "body or bomb or ceiling or endless or deflate or gzip or corrupt or encoding or plain",
     ),
     "deadline": (
         "websearch_core/deadline.py",
-        "tests/test_hostile.py",
-        "trickl or tls or slow_hops",
+        "tests/test_deadline.py tests/test_hostile.py",
+        "deadline or trickl or tls or slow_hops",
     ),
     "fetch": (
         "websearch_core/fetch.py",
