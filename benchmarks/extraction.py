@@ -102,6 +102,24 @@ class Page:
     gold: str
 
 
+def load_readability_pages(root: Path) -> list[Page]:
+    """Mozilla Readability's test pages: ``<root>/<name>/source.html`` and ``expected.html``.
+
+    The "gold" is Readability's own output, not a human's: a score against it says whether a
+    page's body was kept (recall) and how much else came with it, on pages far more varied
+    than news (blogs, docs, wikis, forums, shops, page builders, right-to-left scripts).
+    """
+    import lxml.html
+
+    pages = []
+    for folder in sorted(path for path in root.iterdir() if (path / "expected.html").exists()):
+        expected = (folder / "expected.html").read_text(encoding="utf-8")
+        gold = str(lxml.html.fromstring(expected).text_content()) if expected.strip() else ""
+        source = (folder / "source.html").read_text(encoding="utf-8", errors="replace")
+        pages.append(Page(folder.name, f"http://fakehost/{folder.name}/", source, gold))
+    return pages
+
+
 def load_pages(data: Path) -> list[Page]:
     truth = json.loads((data / "ground-truth.json").read_text(encoding="utf-8"))
     ids = (data / "dev_ids.txt").read_text(encoding="utf-8").split()
@@ -195,10 +213,10 @@ def measure(name: str, extractor: Extractor, pages: list[Page], rounds: int) -> 
     return Row(name, summarise(scores), ratio, len(pages) / min(times), scores)
 
 
-def table(rows: list[Row], pages: int) -> str:
+def table(rows: list[Row], split: str) -> str:
     reference = next((r.pages_per_s for r in rows if r.name.startswith("trafilatura")), None)
     lines = [
-        f"DEV split, {pages} pages; speed is the best of the timed passes, one process",
+        f"{split}; speed is the best of the timed passes, one process",
         "",
         "| contender | F1 | precision | recall | page F1 | empty | words/gold | pages/s "
         "| vs trafilatura |",
@@ -221,8 +239,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="run contenders whose name has this")
     parser.add_argument("--worst", type=int, default=0, help="list websearch-pack's worst pages")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--readability-pages",
+        type=Path,
+        metavar="DIR",
+        help="score against Mozilla Readability's test pages in DIR (a checkout's "
+        "test/test-pages) instead of the news DEV split",
+    )
     args = parser.parse_args(argv)
-    pages = load_pages(args.data)
+    if args.readability_pages:
+        pages = load_readability_pages(args.readability_pages)
+        split = f"Readability's test pages (its own output as gold), {len(pages)} pages"
+    else:
+        pages = load_pages(args.data)
+        split = f"DEV split, {len(pages)} pages"
     rows = []
     for name, factory in CONTENDERS.items():
         if args.only and not any(part in name for part in args.only):
@@ -250,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
     else:
-        print(table(rows, len(pages)))
+        print(table(rows, split))
     ours = next((r for r in rows if r.name == "websearch-pack"), None)
     if ours is not None and args.worst:
         print("\nwebsearch-pack's worst pages (id, F1, precision, recall, url):")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
@@ -17,7 +18,8 @@ from websearch_core.extract.nesting import flatten
 __all__ = [
     "MAX_INPUT_CHARS",
     "bound_input",
-    "is_boilerplate",
+    "furniture_word",
+    "prose_by_node",
     "remove_chrome",
     "remove_junk",
     "remove_nodes",
@@ -60,9 +62,11 @@ JUNK_TAGS = [
     "picture",
 ]
 
-# Class and id fragments that name page furniture. Matched case-insensitively as substrings
-# by the parser itself (one C-side selector pass, no Python loop over every element); the
-# short, ambiguous ones ("ad", "nav", "tags") only as whole class names or name prefixes.
+# Class and id fragments that may name page furniture. The parser matches them as substrings
+# (one C-side selector pass, no Python loop over every element) to find the candidates; a
+# candidate is furniture only if its names hold a furniture WORD (``furniture_words``):
+# "evolve-shared-history" holds "share" as a substring and is a chapter, "taxomenu" holds
+# "menu" and is a content pane.
 _FURNITURE_FRAGMENTS = (
     "comment",
     "disqus",
@@ -72,7 +76,7 @@ _FURNITURE_FRAGMENTS = (
     "related",
     "recommend",
     "newsletter",
-    "subscribe",
+    "subscri",
     "signup",
     "sign-up",
     "cookie",
@@ -97,17 +101,16 @@ _FURNITURE_FRAGMENTS = (
     "byline",
     "dateline",
     "timestamp",
-    "author-bio",
-    "author-info",
+    "author",
     "sr-only",
     "visually-hidden",
     "screen-reader",
-    "most-popular",
-    "mostpopular",
+    "popular",
     "trending",
     "read-more",
+    "readmore",
     "more-stories",
-    "skip-link",
+    "skip",
     "caption",
     "credit",
     "widget",
@@ -117,41 +120,260 @@ _FURNITURE_FRAGMENTS = (
     "tooltip",
     "dropdown",
 )
-_FURNITURE_WORDS = ("ad", "ads", "nav", "tags", "tag", "meta", "rail", "hidden", "aside", "share")
+_FURNITURE_PREFIXES = ("ad", "ads", "nav", "tags", "tag", "meta", "rail", "hidden", "aside")
 
-#: Fragments that name the content itself: a node matching one of these and a furniture
-#: fragment ("article-footer" no, "article-body-with-sidebar" yes) is judged by its text.
-_CONTENT = re.compile(r"article|body|content|entry|main|post|story|text|blog|prose|markdown|hentry")
-#: Furniture no content word can excuse: a share bar is a share bar whatever it is inside.
-_ALWAYS_FURNITURE = re.compile(
-    r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscribe|cookie|"
-    r"consent|promo|advert|sponsor|outbrain|taboola|sr-only|visually-hidden|screen-reader|"
-    r"byline|caption|credit|most-?popular|trending|more-stories"
+#: Words that name furniture, compared with the words of a class or id (split at ``-``, ``_``
+#: and case changes, lower-cased, a plural ``s`` dropped).
+_FURNITURE_WORDS = frozenset(
+    (
+        "comment",
+        "disqus",
+        "share",
+        "sharing",
+        "sharebar",
+        "social",
+        "related",
+        "recommend",
+        "recommended",
+        "recommendation",
+        "newsletter",
+        "subscribe",
+        "subscription",
+        "signup",
+        "cookie",
+        "consent",
+        "gdpr",
+        "promo",
+        "advert",
+        "advertisement",
+        "advertising",
+        "sponsor",
+        "sponsored",
+        "popup",
+        "modal",
+        "sidebar",
+        "breadcrumb",
+        "pagination",
+        "footer",
+        "masthead",
+        "navbar",
+        "navigation",
+        "nav",
+        "menu",
+        "toolbar",
+        "outbrain",
+        "taboola",
+        "byline",
+        "dateline",
+        "timestamp",
+        "mostpopular",
+        "trending",
+        "readmore",
+        "caption",
+        "credit",
+        "banner",
+        "widget",
+        "login",
+        "tooltip",
+        "dropdown",
+        "ad",
+        "tag",
+        "meta",
+        "rail",
+        "hidden",
+        "aside",
+    )
 )
+#: Runs of words that name furniture together ("read more" is a link; "read" or "more" alone
+#: is not).
+_FURNITURE_PHRASES = (
+    ("sign", "up"),
+    ("author", "bio"),
+    ("author", "info"),
+    ("about", "author"),
+    ("sr", "only"),
+    ("visually", "hidden"),
+    ("screen", "reader"),
+    ("most", "popular"),
+    ("read", "more"),
+    ("more", "stories"),
+    ("skip", "link"),
+    ("print", "only"),
+)
+#: A name that starts with one of these words is not about furniture: "no-share" says the
+#: block has no share bar, "has-sidebar" that the page has one, and "category-…", "tag-…" are
+#: WordPress taxonomy classes ("category-no-newsletter-rss" is an article filed under a
+#: category of that name).
+_VOIDING_HEADS = frozenset(
+    ("no", "has", "with", "without", "category", "tag", "term", "format", "type", "status")
+)
+#: Words that name the content itself: a node whose names hold one of these and a furniture
+#: word ("article-footer" no, "article-body-with-sidebar" yes) is judged by its text.
+_CONTENT_WORDS = frozenset(
+    (
+        "article",
+        "body",
+        "content",
+        "entry",
+        "main",
+        "post",
+        "story",
+        "text",
+        "blog",
+        "prose",
+        "markdown",
+        "hentry",
+        "articlebody",
+    )
+)
+#: Furniture no content word can excuse: a share bar is a share bar whatever it is inside.
+_ALWAYS_FURNITURE = frozenset(
+    (
+        "comment",
+        "disqus",
+        "share",
+        "sharing",
+        "sharebar",
+        "social",
+        "related",
+        "recommend",
+        "recommended",
+        "recommendation",
+        "newsletter",
+        "subscribe",
+        "subscription",
+        "cookie",
+        "consent",
+        "promo",
+        "advert",
+        "advertisement",
+        "sponsor",
+        "sponsored",
+        "outbrain",
+        "taboola",
+        "byline",
+        "caption",
+        "credit",
+        "mostpopular",
+        "trending",
+    )
+)
+_ALWAYS_PHRASES = (
+    ("sr", "only"),
+    ("visually", "hidden"),
+    ("screen", "reader"),
+    ("most", "popular"),
+    ("more", "stories"),
+)
+#: Furniture words run together with a word that only says what part of the furniture it is
+#: ("relatedposts", "commentlist", "sharebuttons") or where it sits ("topnav", "mainmenu").
+_COMPOUND_TAILS = frozenset(
+    (
+        "post",
+        "list",
+        "box",
+        "bar",
+        "button",
+        "link",
+        "area",
+        "wrap",
+        "wrapper",
+        "container",
+        "section",
+        "icon",
+        "item",
+        "block",
+        "widget",
+        "form",
+        "count",
+        "panel",
+        "module",
+    )
+)
+_COMPOUND_HEADS = frozenset(
+    ("top", "main", "sub", "site", "left", "right", "mobile", "primary", "secondary", "global")
+)
+_NAME_SPLIT = re.compile(r"[^a-z0-9]+")
+_CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def _furniture_selector() -> str:
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _word(word: str) -> str:
+    """``word`` singular, or the furniture word it compounds ("relatedposts" → "related")."""
+    word = _singular(word)
+    if word in _FURNITURE_WORDS or len(word) < 6:
+        return word
+    for cut in range(3, len(word) - 2):
+        head, tail = word[:cut], _singular(word[cut:])
+        if head in _FURNITURE_WORDS and tail in _COMPOUND_TAILS:
+            return head
+        if head in _COMPOUND_HEADS and tail in _FURNITURE_WORDS:
+            return tail
+    return word
+
+
+def _name_words(names: str) -> list[list[str]]:
+    """The words of each class or id name in ``names``: "postComments x_y" → [[post, comment],
+    [x, y]], singular, compounds of a furniture word cut down to it (``_word``). An id of
+    four words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name,
+    and is left out."""
+    found = []
+    classes, _, ids = names.partition("\0")
+    for name in classes.split() + ids.split():
+        words = [_word(word) for word in _NAME_SPLIT.split(_CASE_CHANGE.sub("-", name).lower())]
+        words = [word for word in words if word]
+        if words and not (name in ids.split() and len(words) >= 4):
+            found.append(words)
+    return found
+
+
+def furniture_word(names: str) -> str | None:
+    """The furniture word in "classes\\0id" that its content words do not excuse, if any.
+
+    Decided by whole words, never by substrings; see the word lists above. A name of
+    content ("article-footer" no, "article-body-with-sidebar" yes) excuses every furniture
+    word but those in ``_ALWAYS_FURNITURE``.
+    """
+    found: str | None = None
+    content = False
+    for words in _name_words(names):
+        if words[0] in _VOIDING_HEADS and len(words) > 1:
+            continue
+        content = content or any(word in _CONTENT_WORDS for word in words)
+        for word in words:
+            if word in ("ads", "tags"):
+                word = word[:-1]
+            if word in _ALWAYS_FURNITURE:
+                return word
+            if word in _FURNITURE_WORDS and found is None:
+                found = word
+        for pair in pairwise(words):
+            if pair in _ALWAYS_PHRASES:
+                return "-".join(pair)
+            if pair in _FURNITURE_PHRASES and found is None:
+                found = "-".join(pair)
+    return None if content else found
+
+
+def _candidate_selector() -> str:
+    """Elements whose class or id may name furniture (a superset; ``furniture_words`` decides)."""
     parts: list[str] = []
     for attribute in ("class", "id"):
         parts.extend(f"[{attribute}*={fragment} i]" for fragment in _FURNITURE_FRAGMENTS)
-        for word in _FURNITURE_WORDS:
+        for word in _FURNITURE_PREFIXES:
             parts.append(f"[{attribute}~={word} i]")
-            parts.append(f'[{attribute}^="{word}-" i]')
-            parts.append(f'[{attribute}*=" {word}-" i]')
-            parts.append(f'[{attribute}$="-{word}" i]')
+            for joint in ("-", "_"):
+                parts.append(f'[{attribute}^="{word}{joint}" i]')
+                parts.append(f'[{attribute}*=" {word}{joint}" i]')
+                parts.append(f'[{attribute}*="{joint}{word}{joint}" i]')
+                parts.append(f'[{attribute}$="{joint}{word}" i]')
     return ", ".join(parts)
 
 
 _CHROME_TAGS = "nav, aside, footer, header, menu"
-_CHROME_TAG_NAMES = frozenset(_CHROME_TAGS.split(", "))
-#: The selector above, as a regex over "class id" (to tell which part of the selector matched).
-_FURNITURE = re.compile(
-    "|".join(re.escape(fragment) for fragment in _FURNITURE_FRAGMENTS)
-    + r"|(?:^|[\s_-])(?:"
-    + "|".join(_FURNITURE_WORDS)
-    + r")(?:$|[\s-])",
-    re.IGNORECASE,
-)
 _HIDDEN = (
     '[hidden], [aria-hidden="true"], [style*="display:none" i], [style*="display: none" i], '
     '[style*="visibility:hidden" i], [style*="visibility: hidden" i]'
@@ -160,8 +382,12 @@ _ROLES = (
     '[role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], '
     '[role="search"], [role="dialog"], [role="alert"], [role="menu"], [role="menubar"]'
 )
+#: Removed for what they are (tag, hidden, role), not for what they are called.
+_STRUCTURAL = ", ".join((_CHROME_TAGS, _HIDDEN, _ROLES))
+_NAMED = _candidate_selector()
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
-_SELECTOR = ", ".join((_CHROME_TAGS, _HIDDEN, _ROLES, _furniture_selector()))
+#: A paragraph this long is prose, for ``prose_by_node``.
+PROSE_CHARS = 40
 
 
 def bound_input(html: str) -> tuple[str, str | None]:
@@ -198,42 +424,106 @@ def remove_junk(tree: LexborHTMLParser) -> None:
     tree.strip_tags(JUNK_TAGS)
 
 
-def is_boilerplate(names: str) -> bool:
-    """Whether a class/id string that matched the furniture selector is not excused."""
-    lowered = names.lower()
-    return _ALWAYS_FURNITURE.search(lowered) is not None or _CONTENT.search(lowered) is None
-
-
 def _text_length(node: LexborNode) -> int:
     return len(node.text(deep=True))
 
 
-def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
-    """Remove menus, headers, footers, hidden nodes and furniture-named nodes.
+def prose_by_node(body: LexborNode) -> dict[int, int]:
+    """Characters of paragraph prose under each node that holds some (by ``mem_id``)."""
+    prose: dict[int, int] = {}
+    for paragraph in body.css("p"):
+        chars = len(paragraph.text(deep=True).strip())
+        if chars < PROSE_CHARS:
+            continue
+        node: LexborNode | None = paragraph
+        while node is not None:
+            key = node.mem_id
+            prose[key] = prose.get(key, 0) + chars
+            node = node.parent
+    return prose
 
-    A node that holds more than ``keep_share`` of the page's text is never removed this way:
-    on some sites the wrapper of the whole page is called ``has-sidebar`` or sits in a
-    ``<header>``, and removing it would remove the article.
+
+def _carries_lead(header: LexborNode) -> bool:
+    """Whether a ``<header>`` is an article's own, holding its lead paragraph."""
+    if header.css_first("p") is None:
+        return False
+    node = header.parent
+    while node is not None and node.tag not in ("body", "html"):
+        if node.tag in ("article", "main"):
+            return any(len(p.text(deep=True).strip()) >= PROSE_CHARS for p in header.css("p"))
+        node = node.parent
+    return False
+
+
+#: A furniture word names the content instead when its nodes together hold more than this
+#: share of the page's paragraph prose ...
+_CONTENT_SHARE = 0.5
+#: ... or, for a word in ``_ALWAYS_FURNITURE``, this share: a blog post's comment thread can
+#: hold more prose than the post, but only a forum thread (every post "a comment") nearly all.
+_CONTENT_SHARE_ALWAYS = 0.75
+
+
+def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
+    """Remove menus, headers, footers, hidden nodes and nodes named as furniture.
+
+    No rule removes what holds the page's prose. A node with more than ``keep_share`` of the
+    page's text stays (the wrapper of a whole page called ``has-sidebar`` or set in a
+    ``<header>``). A furniture word whose nodes together hold most of the page's paragraph
+    prose (``_CONTENT_SHARE``) names the content on this page, not furniture, and removes
+    nothing: the article body in a ``read-more`` panel, a page builder's ``…-widget-…``
+    wrappers around every paragraph, a forum's posts each in a ``…Comment…``. An article's
+    own ``<header>`` that carries its lead paragraph stays too.
     """
     body = tree.body
     if body is None:
         return
     limit = max(1, _text_length(body)) * keep_share
-    doomed: list[LexborNode] = []
+    prose = prose_by_node(body)
+    structural = {node.mem_id for node in body.css(_STRUCTURAL)}
+    doomed: list[tuple[LexborNode, str | None]] = []
     seen: set[int] = set()
-    for node in body.css(_SELECTOR):  # document order, possibly with repeats
+    for node in body.css(f"{_STRUCTURAL}, {_NAMED}"):  # document order, possibly repeated
         key = node.mem_id
-        if key in seen:
+        if key in seen or node.tag in _NEVER_REMOVED:
             continue
         seen.add(key)
-        if node.tag in _NEVER_REMOVED:
-            continue
-        if node.tag not in _CHROME_TAG_NAMES:
+        word = None
+        if key in structural:
+            if node.tag == "header" and _carries_lead(node):
+                continue
+        else:
             attrs = node.attributes
-            names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
-            if _FURNITURE.search(names) and not is_boilerplate(names):
+            word = furniture_word(f"{attrs.get('class') or ''}\0{attrs.get('id') or ''}")
+            if word is None:
                 continue
         if _text_length(node) > limit:
             continue
-        doomed.append(node)
-    remove_nodes(doomed)
+        doomed.append((node, word))
+    spared = _content_words(doomed, prose, prose.get(body.mem_id, 0))
+    remove_nodes(node for node, word in doomed if word not in spared)
+
+
+def _content_words(
+    doomed: list[tuple[LexborNode, str | None]], prose: dict[int, int], page_prose: int
+) -> set[str]:
+    """The furniture words whose outermost nodes together hold most of the page's prose."""
+    if not page_prose:
+        return set()
+    held: dict[str, int] = {}
+    outer: set[int] = set()
+    for node, word in doomed:  # document order: an ancestor comes before its descendants
+        if word is None:
+            continue
+        parent, nested = node.parent, False
+        while parent is not None and not nested:
+            nested = parent.mem_id in outer
+            parent = parent.parent
+        outer.add(node.mem_id)
+        if not nested:
+            held[word] = held.get(word, 0) + prose.get(node.mem_id, 0)
+    return {
+        word
+        for word, chars in held.items()
+        if chars
+        > page_prose * (_CONTENT_SHARE_ALWAYS if word in _ALWAYS_FURNITURE else _CONTENT_SHARE)
+    }

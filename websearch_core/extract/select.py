@@ -71,6 +71,14 @@ _BOILERPLATE_TEXT = re.compile(
     r"image:|photo:|getty images|credit:|listen to this|loading)",
     re.IGNORECASE,
 )
+#: When paragraph-like nodes hold less than this share of the page's text, <div>s that hold
+#: no block are read as paragraphs too.
+_DIV_PARAGRAPHS_BELOW = 0.1
+#: Elements that make a ``<div>`` a container rather than a paragraph.
+_BLOCK_TAGS = frozenset(
+    ("div", "p", "ul", "ol", "table", "section", "article", "pre", "blockquote", "dl", "br")
+) | frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_BLOCKS = ", ".join(_BLOCK_TAGS)
 _INLINE = frozenset(("a", "b", "strong", "i", "em", "span", "font", "u", "small", "sup", "sub"))
 _BR_CONTAINERS = frozenset(("div", "section", "article", "main", "span", "font", "center"))
 _PROSE_ITEMS = frozenset(("p", "br", "h2", "h3", "h4", "blockquote", "pre", "span", "a"))
@@ -139,9 +147,20 @@ def _text_voters(body: LexborNode) -> list[tuple[LexborNode, int]]:
     voters = []
     for node in body.css(_VOTERS):
         voters.append((node, len(node.text(deep=True).strip())))
+    seen: set[int] = set()
+    # A page written without <p>: each <div> that holds no block (``<div><span>…</span>
+    # </div>``) is a paragraph. Looked for only when paragraphs hold little of the page's text,
+    # since it costs a walk over every <div>.
+    voted = sum(chars for _, chars in voters if chars >= _MIN_VOTE_CHARS)
+    if voted < len(body.text(deep=True)) * _DIV_PARAGRAPHS_BELOW:
+        for div in body.css("div"):
+            if not _holds_block(div):
+                chars = len(div.text(deep=True).strip())
+                if chars >= _MIN_VOTE_CHARS:
+                    seen.add(div.mem_id)
+                    voters.append((div, chars))
     # Text set in <div>s and split by <br> instead of <p>: the <br>s' parents vote too,
     # with the text they hold themselves.
-    seen: set[int] = set()
     for br in body.css("br"):
         parent = br.parent
         if parent is None or parent.tag not in _BR_CONTAINERS or parent.mem_id in seen:
@@ -149,6 +168,17 @@ def _text_voters(body: LexborNode) -> list[tuple[LexborNode, int]]:
         seen.add(parent.mem_id)
         voters.append((parent, _own_text_chars(parent)))
     return voters
+
+
+def _holds_block(node: LexborNode) -> bool:
+    child = node.child
+    while child is not None:
+        if child.is_element_node and (
+            child.tag in _BLOCK_TAGS or child.css_first(_BLOCKS) is not None
+        ):
+            return True
+        child = child.next
+    return False
 
 
 def _ancestors(node: LexborNode, limit: int = 64) -> list[int]:
