@@ -18,7 +18,10 @@ from websearch_core.extract.nesting import flatten
 __all__ = [
     "MAX_INPUT_CHARS",
     "bound_input",
+    "carries_lead",
     "furniture_word",
+    "name_words",
+    "names",
     "prose_by_node",
     "remove_chrome",
     "remove_junk",
@@ -315,19 +318,30 @@ def _word(word: str) -> str:
     return word
 
 
-def _name_words(names: str) -> list[list[str]]:
+def name_words(names: str) -> list[list[str]]:
     """The words of each class or id name in ``names``: "postComments x_y" → [[post, comment],
-    [x, y]], singular, compounds of a furniture word cut down to it (``_word``). An id of
-    four words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name,
-    and is left out."""
+    [x, y]], singular, compounds of a furniture word cut down to it (``_word``), and a name of
+    two or three parts read as one word too ("sideBars", "side-bar": sidebar). An id of four
+    words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name, and
+    is left out."""
     found = []
     classes, _, ids = names.partition("\0")
-    for name in classes.split() + ids.split():
-        words = [_word(word) for word in _NAME_SPLIT.split(_CASE_CHANGE.sub("-", name).lower())]
-        words = [word for word in words if word]
-        if words and not (name in ids.split() and len(words) >= 4):
-            found.append(words)
+    id_names = ids.split()
+    for name in classes.split() + id_names:
+        parts = [part for part in _NAME_SPLIT.split(_CASE_CHANGE.sub("-", name).lower()) if part]
+        if not parts or (name in id_names and len(parts) >= 4):
+            continue
+        words = [_word(part) for part in parts]
+        if len(parts) in (2, 3):
+            words.append(_word("".join(parts)))
+        found.append(words)
     return found
+
+
+def names(node: LexborNode) -> str:
+    """``node``'s classes and id as ``furniture_word`` reads them: "classes\\0id"."""
+    attrs = node.attributes
+    return f"{attrs.get('class') or ''}\0{attrs.get('id') or ''}"
 
 
 def furniture_word(names: str) -> str | None:
@@ -339,7 +353,7 @@ def furniture_word(names: str) -> str | None:
     """
     found: str | None = None
     content = False
-    for words in _name_words(names):
+    for words in name_words(names):
         if words[0] in _VOIDING_HEADS and len(words) > 1:
             continue
         content = content or any(word in _CONTENT_WORDS for word in words)
@@ -388,6 +402,8 @@ _NAMED = _candidate_selector()
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
 #: A paragraph this long is prose, for ``prose_by_node``.
 PROSE_CHARS = 40
+#: ... and this long, a lead paragraph (``carries_lead``).
+LEAD_CHARS = 150
 
 
 def bound_input(html: str) -> tuple[str, str | None]:
@@ -443,14 +459,18 @@ def prose_by_node(body: LexborNode) -> dict[int, int]:
     return prose
 
 
-def _carries_lead(header: LexborNode) -> bool:
-    """Whether a ``<header>`` is an article's own, holding its lead paragraph."""
+def carries_lead(header: LexborNode) -> bool:
+    """Whether a ``<header>`` is an article's own, holding its lead paragraph.
+
+    A lead is a paragraph of ``LEAD_CHARS`` or more: a headline's one-line subtitle or a
+    dateline is not one.
+    """
     if header.css_first("p") is None:
         return False
     node = header.parent
     while node is not None and node.tag not in ("body", "html"):
         if node.tag in ("article", "main"):
-            return any(len(p.text(deep=True).strip()) >= PROSE_CHARS for p in header.css("p"))
+            return any(len(p.text(deep=True).strip()) >= LEAD_CHARS for p in header.css("p"))
         node = node.parent
     return False
 
@@ -489,11 +509,10 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
         seen.add(key)
         word = None
         if key in structural:
-            if node.tag == "header" and _carries_lead(node):
+            if node.tag == "header" and carries_lead(node):
                 continue
         else:
-            attrs = node.attributes
-            word = furniture_word(f"{attrs.get('class') or ''}\0{attrs.get('id') or ''}")
+            word = furniture_word(names(node))
             if word is None:
                 continue
         if _text_length(node) > limit:

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.clean import remove_nodes
+from websearch_core.extract.clean import (
+    carries_lead,
+    furniture_word,
+    name_words,
+    names,
+    prose_by_node,
+    remove_nodes,
+)
 
 __all__ = ["Selection", "prune", "select_main"]
 
@@ -53,14 +60,55 @@ _TAG_PRIOR = {
     "h2": -5.0,
     "h3": -5.0,
 }
-_POSITIVE = re.compile(
-    r"article|body|content|entry|hentry|main|page|post|story|text|blog|prose|markdown",
-    re.IGNORECASE,
+#: Words in a class or id (``name_words``) that raise or lower a container's score.
+_POSITIVE = frozenset(
+    (
+        "article",
+        "articlebody",
+        "body",
+        "content",
+        "entry",
+        "hentry",
+        "main",
+        "page",
+        "post",
+        "story",
+        "text",
+        "blog",
+        "prose",
+        "markdown",
+    )
 )
-_NEGATIVE = re.compile(
-    r"comment|meta|footer|footnote|foot|sidebar|widget|sponsor|promo|related|share|social|"
-    r"nav|menu|masthead|header|banner|combx|shoutbox|pager|popup|tags?\b|tool",
-    re.IGNORECASE,
+_NEGATIVE = frozenset(
+    (
+        "comment",
+        "meta",
+        "footer",
+        "footnote",
+        "foot",
+        "sidebar",
+        "widget",
+        "sponsor",
+        "promo",
+        "related",
+        "share",
+        "social",
+        "nav",
+        "navigation",
+        "navbar",
+        "menu",
+        "masthead",
+        "header",
+        "banner",
+        "combx",
+        "shoutbox",
+        "pager",
+        "pagination",
+        "popup",
+        "tag",
+        "tool",
+        "toolbar",
+    )
 )
 #: Short blocks that are furniture by what they say, whatever their markup.
 _BOILERPLATE_TEXT = re.compile(
@@ -82,6 +130,12 @@ _BLOCKS = ", ".join(_BLOCK_TAGS)
 _INLINE = frozenset(("a", "b", "strong", "i", "em", "span", "font", "u", "small", "sup", "sub"))
 _BR_CONTAINERS = frozenset(("div", "section", "article", "main", "span", "font", "center"))
 _PROSE_ITEMS = frozenset(("p", "br", "h2", "h3", "h4", "blockquote", "pre", "span", "a"))
+#: A sibling of the winner that holds this much paragraph prose, and this share of the
+#: winner's, with little link text, is more of the article.
+_SIBLING_PROSE = 400
+_SIBLING_PROSE_SHARE = 0.3
+_SIBLING_LINK_DENSITY = 0.25
+_SPLIT_CONTAINERS = frozenset(("div", "section", "article"))
 _SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)]?(\s|$)")
 
 
@@ -105,15 +159,15 @@ class Selection:
 
 def _class_weight(node: LexborNode) -> float:
     attrs = node.attributes
-    names = f"{attrs.get('class') or ''} {attrs.get('id') or ''}"
     if attrs.get("itemprop") == "articleBody":
         return 50.0
-    if names == " ":
+    if not attrs.get("class") and not attrs.get("id"):
         return 0.0
+    words = {word for name in name_words(names(node)) for word in name}
     weight = 0.0
-    if _POSITIVE.search(names):
+    if not words.isdisjoint(_POSITIVE):
         weight += 25.0
-    if _NEGATIVE.search(names):
+    if not words.isdisjoint(_NEGATIVE):
         weight -= 25.0
     return weight
 
@@ -197,7 +251,7 @@ def select_main(tree: LexborHTMLParser) -> Selection | None:
     if body is None:
         return None
     votes: dict[int, _Votes] = {}
-    prose = body.css_first('[itemprop="articleBody"]')
+    declared = body.css_first('[itemprop="articleBody"]')
     for voter, length in _text_voters(body):
         if length < _MIN_VOTE_CHARS:
             continue
@@ -224,10 +278,11 @@ def select_main(tree: LexborHTMLParser) -> Selection | None:
         finals.append((entry.score * (1 - _link_density(entry.node, chars)), entry.node, chars))
     finals.sort(key=lambda item: item[0], reverse=True)
     best_score, best, _ = finals[0]
-    if prose is not None and len(prose.text(deep=True)) > 200:
-        best, best_score = prose, max(best_score, 1.0)
+    if declared is not None and len(declared.text(deep=True)) > 200:
+        best, best_score = declared, max(best_score, 1.0)
     best = _climb(best, finals, best_score)
-    nodes = _with_siblings(best, votes, best_score)
+    prose = prose_by_node(body)
+    nodes = _with_siblings(best, votes, best_score, prose)
     chars = sum(len(node.text(deep=True)) for node in nodes)
     linked = sum(_link_chars(node) for node in nodes)
     return Selection(nodes, chars, min(1.0, linked / chars) if chars else 0.0)
@@ -267,7 +322,7 @@ def _climb(
 
 
 def _with_siblings(
-    best: LexborNode, votes: dict[int, _Votes], best_score: float
+    best: LexborNode, votes: dict[int, _Votes], best_score: float, prose: dict[int, int]
 ) -> list[LexborNode]:
     parent = best.parent
     if parent is None or parent.tag in ("html", None):
@@ -277,6 +332,7 @@ def _with_siblings(
     best_mass = best_entry.mass if best_entry is not None else 0.0
     mass_threshold = max(6.0, best_mass * 0.15)
     best_class = best.attributes.get("class")
+    best_prose = prose.get(best.mem_id, 0)
     chosen: list[LexborNode] = []
     sibling = parent.child
     while sibling is not None:
@@ -288,10 +344,20 @@ def _with_siblings(
             bonus = best_score * 0.2 if same_class else 0.0
             text = sibling.text(deep=True)
             chars = len(text.strip())
+            held = prose.get(sibling.mem_id, 0)
             if entry is not None and (
                 entry.score + bonus >= threshold or entry.mass >= mass_threshold
             ):
                 if _link_density(sibling, chars) < 0.5:
+                    chosen.append(sibling)
+            elif (
+                held >= max(_SIBLING_PROSE, best_prose * _SIBLING_PROSE_SHARE)
+                and sibling.tag in _SPLIT_CONTAINERS
+                and furniture_word(names(sibling)) is None
+            ):
+                # The story split below the shared container, its paragraphs nested too deep
+                # in this sibling to have voted for it.
+                if _link_density(sibling, chars) < _SIBLING_LINK_DENSITY:
                     chosen.append(sibling)
             elif sibling.tag == "p" and chars:
                 density = _link_density(sibling, chars)
@@ -299,6 +365,9 @@ def _with_siblings(
                     density == 0 and _SENTENCE_END.search(text) is not None
                 ):
                     chosen.append(sibling)
+            elif sibling.tag == "header" and carries_lead(sibling):
+                # The article's own header, with the standfirst: what the chrome rules kept.
+                chosen.append(sibling)
         sibling = sibling.next
     return chosen
 
