@@ -8,6 +8,9 @@ decided furniture by whole words and by what a block holds.
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from websearch_core import extract
 
 LOREM = (
@@ -198,4 +201,84 @@ def test_inline_markup_leaves_text_as_clean_prose() -> None:
     )
     assert "The route runs past unbelievably old walls[1], then turns north." in doc.text
     assert "[route](https://walks.example/r)" in doc.markdown
-    assert "*" not in doc.text and "](" not in doc.text
+    assert "*" not in doc.text
+    assert "](" not in doc.text
+
+
+def test_a_page_whose_every_word_is_chrome_is_shown_not_emptied() -> None:
+    # Menus, a header and a footer, each far below the share of text that would spare it:
+    # every rule removes something, and together they removed the whole page.
+    blocks = (
+        '<header class="top">Walks Ltd, the walking holiday company of the valley</header>'
+        '<nav><a href="/a">Spring walks in the valley</a> <a href="/b">Autumn walks</a></nav>'
+        '<div class="sidebar">Call us any day of the week on the number below</div>'
+        "<footer>Registered in the valley, company number 1234567, VAT 7654321</footer>"
+    )
+    doc = extract(f"<html><body>{blocks}</body></html>")
+    assert doc.mode == "full"
+    assert doc.fallback is not None
+    assert "menus, headers, footers" in doc.fallback
+    for words in ("walking holiday company", "Autumn walks", "Call us", "company number"):
+        assert words in doc.text
+
+
+def test_text_only_in_noscript_is_read_when_nothing_else_holds_prose() -> None:
+    story = paragraphs("Noscript", 3)
+    page = chrome(
+        '<div id="app"><p>You need to enable JavaScript to run this app.</p></div>'
+        f'<noscript><div class="story">{html_paragraphs(story)}</div></noscript>'
+    )
+    doc = extract(page)
+    assert doc.mode == "article"
+    assert_article(doc.text, story)
+    assert doc.note is not None
+    assert "noscript" in doc.note
+    assert "enable JavaScript" not in doc.text
+
+
+def test_noscript_stays_out_when_the_page_has_its_prose() -> None:
+    body = paragraphs("Scripted", 4)
+    page = chrome(
+        f"<article>{html_paragraphs(body)}</article>"
+        "<noscript><p>Please enable JavaScript for the full experience of this site.</p></noscript>"
+    )
+    doc = extract(page)
+    assert_article(doc.text, body)
+    assert "enable JavaScript" not in doc.text
+    assert doc.note is None
+
+
+BLOCKS = st.sampled_from(
+    (
+        "<p>{}</p>",
+        "<div>{}</div>",
+        "<nav>{}</nav>",
+        "<header>{}</header>",
+        "<footer>{}</footer>",
+        "<aside>{}</aside>",
+        '<div class="sidebar">{}</div>',
+        '<div class="comments">{}</div>',
+        '<div class="share-bar">{}</div>',
+        '<div class="widget">{}</div>',
+        '<div role="navigation">{}</div>',
+        '<ul class="menu"><li><a href="/x">{}</a></li></ul>',
+        "<noscript>{}</noscript>",
+        "<table><tr><td>{}</td></tr></table>",
+        "<article><header><p>{}</p></header></article>",
+    )
+)
+WORDS = st.text(st.sampled_from("abcdefgh ,."), min_size=0, max_size=300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(BLOCKS, WORDS), min_size=1, max_size=8), st.booleans())
+def test_article_mode_is_never_empty_when_the_page_has_text(
+    blocks: list[tuple[str, str]], nested: bool
+) -> None:
+    inner = "".join(template.format(words) for template, words in blocks)
+    page = f"<html><body>{'<div>' + inner + '</div>' if nested else inner}</body></html>"
+    visible = extract(page, mode="raw").text  # the page's text once scripts and such are out
+    noscript = " ".join(words for template, words in blocks if "noscript" in template)
+    doc = extract(page)
+    if any(c.isalpha() for c in visible + noscript):
+        assert any(c.isalpha() for c in doc.text), (page, doc)

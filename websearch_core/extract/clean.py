@@ -22,6 +22,7 @@ __all__ = [
     "furniture_word",
     "name_words",
     "names",
+    "noscript_holds_the_prose",
     "prose_by_node",
     "remove_chrome",
     "remove_junk",
@@ -436,8 +437,27 @@ def remove_nodes(nodes: Iterable[LexborNode]) -> None:
         node.decompose()
 
 
-def remove_junk(tree: LexborHTMLParser) -> None:
+def remove_junk(tree: LexborHTMLParser, *, keep_noscript: bool = False) -> None:
+    """Take out what is never text (``JUNK_TAGS``); ``keep_noscript`` unwraps ``<noscript>``
+    instead, keeping what it holds."""
+    if keep_noscript:
+        tree.unwrap_tags(["noscript"])
     tree.strip_tags(JUNK_TAGS)
+
+
+#: A page whose prose outside ``<noscript>`` is under this is read from its ``<noscript>``,
+#: when that holds more: an app shell's "please enable JavaScript" is not the page.
+_NOSCRIPT_ABOVE = 500
+
+
+def noscript_holds_the_prose(tree: LexborHTMLParser) -> bool:
+    """Whether the page's prose is in ``<noscript>`` and next to none is anywhere else."""
+    body = tree.body
+    if body is None or body.css_first("noscript") is None:
+        return False
+    inside = sum(prose_by_node(node).get(node.mem_id, 0) for node in body.css("noscript"))
+    outside = prose_by_node(body).get(body.mem_id, 0) - inside
+    return inside > outside and outside < _NOSCRIPT_ABOVE
 
 
 def _text_length(node: LexborNode) -> int:

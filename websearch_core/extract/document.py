@@ -40,7 +40,8 @@ class ExtractedDocument(BaseModel):
     )
     note: str | None = Field(
         default=None,
-        description="what bounding the input changed: HTML not read, or nesting flattened",
+        description="what bounding the input changed (HTML not read, nesting flattened), or "
+        "that the text came from the page's <noscript>",
     )
     title: str | None = None
     byline: str | None = None

@@ -6,7 +6,12 @@ from selectolax.lexbor import LexborHTMLParser
 
 from websearch_core.boundary import boundary
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract.clean import bound_input, remove_chrome, remove_junk
+from websearch_core.extract.clean import (
+    bound_input,
+    noscript_holds_the_prose,
+    remove_chrome,
+    remove_junk,
+)
 from websearch_core.extract.document import ExtractedDocument, ExtractMode
 from websearch_core.extract.markdown import Rendered, render
 from websearch_core.extract.metadata import PageMetadata, read_metadata
@@ -47,15 +52,32 @@ def _document(
     )
 
 
-def _full(html: str, url: str | None) -> Rendered:
+def _has_words(rendered: Rendered) -> bool:
+    """Whether ``rendered`` says anything: a page of stray punctuation is no rendering."""
+    return any(char.isalnum() for char in rendered.text)
+
+
+def _full(html: str, url: str | None, noscript: bool, *, chrome: bool = True) -> Rendered:
+    """The whole page rendered: without its chrome, or (``chrome=False``, the last resort
+    before nothing) with only its junk removed, ``<noscript>`` kept."""
     tree = LexborHTMLParser(html)
-    remove_junk(tree)
-    remove_chrome(tree)
+    remove_junk(tree, keep_noscript=noscript or not chrome)
+    if chrome:
+        remove_chrome(tree)
     body = tree.body
     return render([body] if body is not None else [], url)
 
 
 _MODES = ("article", "full", "raw")
+#: Said when every word of a page is in what the chrome rules remove, so the page is shown
+#: with them off rather than as nothing.
+_ALL_CHROME = (
+    "all of the page's text is in menus, headers, footers or blocks named as furniture, "
+    "shown here as it is"
+)
+_NOSCRIPT = (
+    "the text is what the page shows without scripts (its <noscript>): nothing else holds prose"
+)
 
 
 def extract(html: str, url: str | None = None, mode: ExtractMode = "article") -> ExtractedDocument:
@@ -83,9 +105,16 @@ def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument
         body = tree.body
         text = body.text(deep=True, separator="\n", strip=True) if body is not None else ""
         return _document(Rendered(html, text), meta, "raw", None, note)
+    noscript = noscript_holds_the_prose(tree)
+    if noscript:
+        note = "; ".join(filter(None, (note, _NOSCRIPT)))
     if mode == "full":
-        return _document(_full(bounded, url), meta, "full", None, note)
-    remove_junk(tree)
+        rendered = _full(bounded, url, noscript)
+        if _has_words(rendered):
+            return _document(rendered, meta, "full", None, note)
+        whole = _full(bounded, url, noscript, chrome=False)
+        return _document(whole, meta, "full", _ALL_CHROME, note)
+    remove_junk(tree, keep_noscript=noscript)
     remove_chrome(tree)
     body = tree.body
     page_chars = len(body.text(deep=True)) if body is not None else 0
@@ -94,10 +123,14 @@ def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument
     if reason is None and selection is not None:
         prune(selection.nodes, meta.title)
         rendered = render(selection.nodes, url)
-        if rendered.text:
+        if _has_words(rendered):
             return _document(rendered, meta, "article", None, note)
         reason = "the likeliest article block held only page furniture"
-    return _document(_full(bounded, url), meta, "full", reason, note)
+    rendered = _full(bounded, url, noscript)
+    if _has_words(rendered):
+        return _document(rendered, meta, "full", reason, note)
+    whole = _full(bounded, url, noscript, chrome=False)
+    return _document(whole, meta, "full", f"{reason}; {_ALL_CHROME}", note)
 
 
 def _not_an_article(meta: PageMetadata, selection: Selection | None, page_chars: int) -> str | None:
