@@ -8,10 +8,12 @@ decided furniture by whole words and by what a block holds.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_core import extract
+from websearch_core.extract.clean import furniture_word
 
 LOREM = (
     "The valley road climbs past the old mill, where the river narrows and the water runs "
@@ -282,3 +284,33 @@ def test_article_mode_is_never_empty_when_the_page_has_text(
     doc = extract(page)
     if any(c.isalpha() for c in visible + noscript):
         assert any(c.isalpha() for c in doc.text), (page, doc)
+
+
+@pytest.mark.parametrize(
+    ("classes", "element_id", "word"),
+    [
+        ("sidebar", "", "sidebar"),
+        ("jp-relatedposts", "", "related"),  # a compound of a furniture word
+        ("commentlist", "", "comment"),
+        ("", "topnav", "nav"),
+        ("", "sideBars", "sidebar"),  # parts read as one word
+        ("side-bar", "", "sidebar"),
+        ("read-more", "", "readmore"),
+        ("post-text js-comment", "", "comment"),  # no content word excuses a comment
+        ("article-footer", "", None),  # but one excuses a footer
+        ("evolve-shared-history", "", None),  # "shared" is not "share"
+        ("", "taxomenu1", None),
+        ("entry-content no-share", "", None),  # negated
+        ("post category-no-newsletter-rss tag-share", "", None),  # taxonomy
+        ("section", "sharing-with-a-single-developer", None),  # a heading's anchor
+        ("Cf Mend(380px)--modalMinWidth", "", None),  # atomic CSS
+        ("md:hidden", "", None),
+        ("ad", "", "ad"),
+        ("ads-slot", "", "ad"),
+        ("header", "", None),  # a tag's name, not furniture by name
+    ],
+)
+def test_furniture_is_decided_by_whole_words(
+    classes: str, element_id: str, word: str | None
+) -> None:
+    assert furniture_word(f"{classes}\0{element_id}") == word

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import pairwise
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -297,6 +298,9 @@ _COMPOUND_TAILS = frozenset(
 _COMPOUND_HEADS = frozenset(
     ("top", "main", "sub", "site", "left", "right", "mobile", "primary", "secondary", "global")
 )
+#: Atomic or utility CSS ("Mend(380px)--modalMinWidth", "md:hidden", "w-[50%]") describes
+#: layout, not what a block is: such a class is not read as a name.
+_UTILITY = re.compile(r"[():!\[\]%]")
 _NAME_SPLIT = re.compile(r"[^a-z0-9]+")
 _CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -305,38 +309,51 @@ def _singular(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+def _alternatives(words: Iterable[str]) -> str:
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_COMPOUND = re.compile(
+    f"(?:(?P<head>{_alternatives(_FURNITURE_WORDS)})(?:{_alternatives(_COMPOUND_TAILS)})s?"
+    f"|(?:{_alternatives(_COMPOUND_HEADS)})(?P<tail>{_alternatives(_FURNITURE_WORDS)})s?)"
+)
+
+
 def _word(word: str) -> str:
     """``word`` singular, or the furniture word it compounds ("relatedposts" → "related")."""
     word = _singular(word)
     if word in _FURNITURE_WORDS or len(word) < 6:
         return word
-    for cut in range(3, len(word) - 2):
-        head, tail = word[:cut], _singular(word[cut:])
-        if head in _FURNITURE_WORDS and tail in _COMPOUND_TAILS:
-            return head
-        if head in _COMPOUND_HEADS and tail in _FURNITURE_WORDS:
-            return tail
-    return word
+    compound = _COMPOUND.fullmatch(word)
+    if compound is None:
+        return word
+    return compound.group("head") or compound.group("tail")
 
 
-def name_words(names: str) -> list[list[str]]:
+@lru_cache(maxsize=8192)
+def name_words(names: str) -> tuple[tuple[str, ...], ...]:
     """The words of each class or id name in ``names``: "postComments x_y" → [[post, comment],
     [x, y]], singular, compounds of a furniture word cut down to it (``_word``), and a name of
     two or three parts read as one word too ("sideBars", "side-bar": sidebar). An id of four
     words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name, and
-    is left out."""
+    is left out, as is a utility class (``_UTILITY``)."""
     found = []
     classes, _, ids = names.partition("\0")
     id_names = ids.split()
     for name in classes.split() + id_names:
-        parts = [part for part in _NAME_SPLIT.split(_CASE_CHANGE.sub("-", name).lower()) if part]
+        if _UTILITY.search(name):
+            continue
+        lowered = name.lower()
+        if lowered != name:  # a case change starts a word: "postComments"
+            lowered = _CASE_CHANGE.sub("-", name).lower()
+        parts = [part for part in _NAME_SPLIT.split(lowered) if part]
         if not parts or (name in id_names and len(parts) >= 4):
             continue
         words = [_word(part) for part in parts]
         if len(parts) in (2, 3):
             words.append(_word("".join(parts)))
-        found.append(words)
-    return found
+        found.append(tuple(words))
+    return tuple(found)
 
 
 def names(node: LexborNode) -> str:
@@ -345,6 +362,7 @@ def names(node: LexborNode) -> str:
     return f"{attrs.get('class') or ''}\0{attrs.get('id') or ''}"
 
 
+@lru_cache(maxsize=8192)
 def furniture_word(names: str) -> str | None:
     """The furniture word in "classes\\0id" that its content words do not excuse, if any.
 
@@ -379,11 +397,11 @@ def _candidate_selector() -> str:
     for attribute in ("class", "id"):
         parts.extend(f"[{attribute}*={fragment} i]" for fragment in _FURNITURE_FRAGMENTS)
         for word in _FURNITURE_PREFIXES:
+            # The whole name, or the word before a joint anywhere ("ad-slot", "x-ad-y", and
+            # "load-more" too: the superset is cheap), or after one at the end ("top-ad").
             parts.append(f"[{attribute}~={word} i]")
             for joint in ("-", "_"):
-                parts.append(f'[{attribute}^="{word}{joint}" i]')
-                parts.append(f'[{attribute}*=" {word}{joint}" i]')
-                parts.append(f'[{attribute}*="{joint}{word}{joint}" i]')
+                parts.append(f'[{attribute}*="{word}{joint}" i]')
                 parts.append(f'[{attribute}$="{joint}{word}" i]')
     return ", ".join(parts)
 
@@ -455,8 +473,9 @@ def noscript_holds_the_prose(tree: LexborHTMLParser) -> bool:
     body = tree.body
     if body is None or body.css_first("noscript") is None:
         return False
-    inside = sum(prose_by_node(node).get(node.mem_id, 0) for node in body.css("noscript"))
-    outside = prose_by_node(body).get(body.mem_id, 0) - inside
+    prose = prose_by_node(body)
+    inside = sum(prose.get(node.mem_id, 0) for node in body.css("noscript"))
+    outside = prose.get(body.mem_id, 0) - inside
     return inside > outside and outside < _NOSCRIPT_ABOVE
 
 
