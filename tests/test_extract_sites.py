@@ -192,17 +192,26 @@ def test_a_story_split_below_its_container_is_read_whole() -> None:
 
 
 def test_inline_markup_leaves_text_as_clean_prose() -> None:
+    # Links, emphasis, a footnote mark and code stay readable in the markdown; the text is
+    # the sentence as a reader sees it, words whole: no soft hyphens or zero-width spaces
+    # (put in for line breaking) inside them, so a model can quote it and search for it.
     sentence = (
         'The <a href="/r">route</a> runs <em>past</em> un<em>believ</em>ably old walls'
-        '<a href="#n1"><sup>[1]</sup></a>, then <strong>turns</strong> <code>north</code>.'
+        '<a href="#n1"><sup>[1]</sup></a>, then <strong>turns</strong> <code>north</code> '
+        "at Fried&shy;richs&shy;hafen\u200b, in&nbsp;1882."
     )
     body = paragraphs("More")
     doc = extract(
         chrome(f"<article><p>{sentence}</p>{html_paragraphs(body)}</article>"),
         "https://walks.example/",
     )
-    assert "The route runs past unbelievably old walls[1], then turns north." in doc.text
+    expected = (
+        "The route runs past unbelievably old walls[1], then turns north at Friedrichshafen, "
+        "in 1882."
+    )
+    assert expected in doc.text
     assert "[route](https://walks.example/r)" in doc.markdown
+    assert "at Friedrichshafen, in 1882." in doc.markdown
     assert "*" not in doc.text
     assert "](" not in doc.text
 

@@ -30,6 +30,10 @@ from selectolax.lexbor import LexborNode
 __all__ = ["Rendered", "render"]
 
 _WS = re.compile(r"\s+")
+#: Invisible marks inside words: soft hyphens and zero-width spaces and joiners a page puts in
+#: for line breaking ("Fried\u00adrich"). A model quoting or searching the text needs the word
+#: whole. (U+200C/U+200D stay: they shape Persian and Indic script and emoji.)
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u2060\ufeff"))
 _SPACES = re.compile(r"[ \t]+")
 
 #: Deeper than this, a subtree is read as flat text: real content is never nested this deep,
@@ -182,14 +186,14 @@ class _Renderer:
         if tag == "-text":
             raw = node.text_content
             if raw:
-                run = _WS.sub(" ", raw)
+                run = _WS.sub(" ", raw.translate(_INVISIBLE))
                 sink.md.append(run)
                 sink.tx.append(run)
             return
         if tag is None or tag in _SKIP:
             return
         if depth > _MAX_DEPTH:
-            run = _WS.sub(" ", node.text(deep=True, separator=" "))
+            run = _WS.sub(" ", node.text(deep=True, separator=" ").translate(_INVISIBLE))
             sink.md.append(run)
             sink.tx.append(run)
             return
