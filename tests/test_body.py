@@ -76,6 +76,15 @@ def test_a_corrupt_compressed_body_is_an_error_not_a_guess(encoding: str) -> Non
         body.feed(b"\x1f\x8b this is neither gzip nor any deflate" * 10)
 
 
+@pytest.mark.parametrize("encoding", ["gzip", "x-gzip"])
+def test_raw_deflate_is_forgiven_only_when_labelled_deflate(encoding: str) -> None:
+    # Servers mix up the two deflate formats under "deflate"; nobody sends raw DEFLATE as
+    # gzip, and a gzip body that does not parse is corrupt, not another format.
+    body = BoundedBody(encoding, 10**6)
+    with pytest.raises(FetchError, match="corrupt compressed body"):
+        body.feed(_encoded("raw-deflate", TEXT))
+
+
 def test_raw_deflate_is_forgiven_only_at_the_start() -> None:
     wire = zlib.compress(TEXT)
     broken = wire[:200] + b"\xff" * 50 + wire[250:]

@@ -16,6 +16,7 @@ from websearch_core import (
     WebSearch,
     WebSearchError,
 )
+from websearch_core.render import render_page
 
 
 def response(**kwargs: object) -> SearchResponse:
@@ -291,3 +292,10 @@ def test_only_engines_that_are_down_are_named_as_failed() -> None:
     assert "Engines that failed: gamma (timeout)." in response.render()
     assert "alpha" not in response.render()
     assert "beta" not in response.render()
+
+
+def test_render_page_starts_at_the_beginning_unless_told_otherwise() -> None:
+    content = "abcdefghij" * 10
+    shown = render_page(page(content), max_chars=20).splitlines()[1]
+    assert shown.startswith("abcdefghij")
+    assert render_page(page(content), max_chars=20) == page(content).render(max_chars=20)
