@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from websearch_core.body import BoundedBody, read_bounded
+from websearch_core.body import _UNDECIDED_MAX, BoundedBody, read_bounded
 from websearch_core.deadline import deadline_scope
 from websearch_core.errors import FetchError
 
@@ -121,3 +121,19 @@ def test_read_bounded_stops_between_chunks_once_the_deadline_passed() -> None:
     response = httpx.Response(200, stream=_Chunks([b"ab", b"cd"]))
     with deadline_scope(time.monotonic() - 0.01), pytest.raises(httpx.ReadTimeout):
         read_bounded(response, 10)
+
+
+def test_what_is_kept_for_the_raw_deflate_guess_is_bounded() -> None:
+    # A zlib stream can go on without output for as long as it likes (empty stored blocks):
+    # the input kept in case it turns out to be raw DEFLATE stops growing at the bound.
+    body = BoundedBody("deflate", 10**6)
+    empty_blocks = b"\x00\x00\x00\xff\xff" * 1000
+    fed = b"\x78\x9c"
+    assert body.feed(fed)
+    while len(fed) + len(empty_blocks) <= _UNDECIDED_MAX:  # kept whole up to the bound ...
+        fed += empty_blocks
+        assert body.feed(empty_blocks)
+        assert body._undecided == fed
+    assert body.feed(empty_blocks)  # ... and given up past it
+    assert body._undecided is None
+    assert body.data == b""
