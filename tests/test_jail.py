@@ -161,6 +161,12 @@ def test_read_ip_agrees_with_inet_aton(text: str, address: str) -> None:
     assert IPv4Address(packed) == IPv4Address(address) == read_ip(text)
 
 
+@pytest.mark.parametrize("text", ["[::1", "::1]", "[127.0.0.1", "127.0.0.1]", "[]", "[::1]]"])
+def test_read_ip_reads_brackets_only_as_a_pair(text: str) -> None:
+    # "[::1" is not "::" (its inside without the first and last character).
+    assert read_ip(text) is None
+
+
 def test_read_ip_agrees_with_inet_aton_on_every_short_string() -> None:
     """Whatever the OS reads as an IPv4 address, read_ip reads as the same one."""
     disagreements = []
@@ -822,7 +828,16 @@ def test_a_label_of_63_characters_is_read_and_64_or_65_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
-    ("port", "accepted"), [("0", False), ("1", True), ("65535", True), ("65536", False)]
+    ("port", "accepted"),
+    [
+        ("0", False),
+        ("1", True),
+        ("65535", True),
+        ("65536", False),
+        ("65537", False),
+        ("70000", False),
+        ("99999", False),
+    ],
 )
 def test_ports_from_1_to_65535_are_read(port: str, accepted: bool) -> None:
     url = f"http://example.com:{port}/"
@@ -886,6 +901,8 @@ def test_metadata_behind_local_use_nat64_at_every_prefix_length_is_refused(addr:
 def test_isatap_is_read_only_with_the_universal_and_group_bits_clear() -> None:
     assert not is_public(IPv6Address("2001:4860::5efe:7f00:1"))  # carries 127.0.0.1
     assert not is_public(IPv6Address("2001:4860::200:5efe:7f00:1"))  # 0x02: still ISATAP
+    assert not is_public(IPv6Address("2001:4860::100:5efe:7f00:1"))  # 0x01: still ISATAP
+    assert not is_public(IPv6Address("2001:4860::300:5efe:7f00:1"))  # 0x03: still ISATAP
     assert is_public(IPv6Address("2001:4860::400:5efe:7f00:1"))  # 0x04: an ordinary address
     assert not is_public(IPv6Address("2001:4860:0:4:0:5efe:7f00:1"))  # byte 7 does not matter
 
