@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_core import extract
-from websearch_core.extract.clean import furniture_word
+from websearch_core.extract.clean import _cached_name_words, furniture_word
 
 LOREM = (
     "The valley road climbs past the old mill, where the river narrows and the water runs "
@@ -110,10 +110,11 @@ def test_a_forum_whose_every_post_is_called_a_comment_keeps_its_posts() -> None:
     assert_article(doc.text, posts)
 
 
-def test_a_blog_posts_comment_thread_is_still_furniture() -> None:
-    # The other side of the rule above: here the comments hold more prose than the post
-    # (3 of 7 paragraphs are the post), but not nearly all of it.
-    post, comments = paragraphs("Post", 3), paragraphs("Comment", 4)
+@pytest.mark.parametrize("count", [4, 12, 40])
+def test_a_blog_posts_comment_thread_is_still_furniture(count: int) -> None:
+    # The other side of the rule above: here the comments hold more of the page's prose
+    # than the post, up to nearly all of it, but the post is still there.
+    post, comments = paragraphs("Post", 3), paragraphs("Comment", count)
     thread = "".join(f'<li class="comment"><p>{text}</p></li>' for text in comments)
     page = chrome(
         f'<article class="post"><div class="entry-content">{html_paragraphs(post)}</div>'
@@ -123,6 +124,39 @@ def test_a_blog_posts_comment_thread_is_still_furniture() -> None:
     doc = extract(page)
     assert_article(doc.text, post)
     assert not any(text in doc.text for text in comments)
+
+
+def test_a_forum_inside_another_named_wrapper_keeps_its_posts() -> None:
+    # Each word is judged on its own nodes: the wrapper's "hidden-print" does not hide that
+    # the "comment" posts inside it hold the page's prose.
+    posts = paragraphs("Post", 4)
+    thread = "".join(f'<div class="js-comment"><p>{post}</p></div>' for post in posts)
+    doc = extract(chrome(f'<div class="thread hidden-print">{thread}</div>'))
+    assert_article(doc.text, posts)
+
+
+def test_the_next_story_of_a_stream_is_not_joined_to_the_first() -> None:
+    # An endless-scroll page: the second <article> holds plenty of prose, but it is another
+    # story, not the rest of this one.
+    first, second = paragraphs("First story", 6), paragraphs("Second story", 4)
+    deep = "<div><div><div><div><div>{}</div></div></div></div></div>"
+    page = chrome(
+        '<div class="stream">'
+        f"<article><h1>One</h1>{deep.format(html_paragraphs(first))}</article>"
+        f"<article><h1>Two</h1>{deep.format(html_paragraphs(second))}</article></div>"
+    )
+    doc = extract(page)
+    assert_article(doc.text, first)
+    assert not any(text in doc.text for text in second)
+
+
+def test_a_huge_class_attribute_is_read_in_part_and_never_remembered() -> None:
+    before = _cached_name_words.cache_info().currsize
+    names = " ".join(f"menu-{n}" for n in range(100_000))
+    body = paragraphs("Kept")
+    doc = extract(chrome(f'<article>{html_paragraphs(body)}</article><div class="{names}">x</div>'))
+    assert_article(doc.text, body)
+    assert _cached_name_words.cache_info().currsize - before < 50  # the page's short names
 
 
 def test_a_product_tab_named_like_a_menu_keeps_the_product_details() -> None:
@@ -314,6 +348,13 @@ def test_article_mode_is_never_empty_when_the_page_has_text(
         ("section", "sharing-with-a-single-developer", None),  # a heading's anchor
         ("Cf Mend(380px)--modalMinWidth", "", None),  # atomic CSS
         ("md:hidden", "", None),
+        ("", "disqus_thread", "disqus"),
+        ("sharethis", "", "share"),
+        ("socialshare", "", "social"),
+        ("relatedstories", "", "related"),
+        ("", "CybotCookiebotDialog", "cookie"),
+        ("tags-links", "", "tag"),  # a second word that is part of the tags: not a slug
+        ("tag-cloud", "", "tag"),
         ("ad", "", "ad"),
         ("ads-slot", "", "ad"),
         ("header", "", None),  # a tag's name, not furniture by name

@@ -21,6 +21,7 @@ __all__ = [
     "bound_input",
     "carries_lead",
     "furniture_word",
+    "is_always_furniture",
     "name_words",
     "names",
     "noscript_holds_the_prose",
@@ -103,6 +104,8 @@ _FURNITURE_FRAGMENTS = (
     "toolbar",
     "outbrain",
     "taboola",
+    "addthis",
+    "addtoany",
     "byline",
     "dateline",
     "timestamp",
@@ -168,6 +171,9 @@ _FURNITURE_WORDS = frozenset(
         "toolbar",
         "outbrain",
         "taboola",
+        "shareaholic",
+        "addthis",
+        "addtoany",
         "byline",
         "dateline",
         "timestamp",
@@ -208,7 +214,8 @@ _FURNITURE_PHRASES = (
 #: A name that starts with one of these words is not about furniture: "no-share" says the
 #: block has no share bar, "has-sidebar" that the page has one, and "category-…", "tag-…" are
 #: WordPress taxonomy classes ("category-no-newsletter-rss" is an article filed under a
-#: category of that name).
+#: category of that name) — but "tag-cloud" and "tags-links" (``_TAG_PARTS``) are the tags.
+_TAG_PARTS = frozenset(("cloud", "link", "list", "box", "area", "wrap", "wrapper", "container"))
 _VOIDING_HEADS = frozenset(
     ("no", "has", "with", "without", "category", "tag", "term", "format", "type", "status")
 )
@@ -256,6 +263,9 @@ _ALWAYS_FURNITURE = frozenset(
         "sponsored",
         "outbrain",
         "taboola",
+        "shareaholic",
+        "addthis",
+        "addtoany",
         "byline",
         "caption",
         "credit",
@@ -275,6 +285,16 @@ _ALWAYS_PHRASES = (
 _COMPOUND_TAILS = frozenset(
     (
         "post",
+        "article",
+        "story",
+        "stories",
+        "content",
+        "consent",
+        "banner",
+        "share",
+        "this",
+        "bot",
+        "cloud",
         "list",
         "box",
         "bar",
@@ -301,12 +321,19 @@ _COMPOUND_HEADS = frozenset(
 #: Atomic or utility CSS ("Mend(380px)--modalMinWidth", "md:hidden", "w-[50%]") describes
 #: layout, not what a block is: such a class is not read as a name.
 _UTILITY = re.compile(r"[():!\[\]%]")
+#: Only this many classes of an element are read (real ones have a handful; a hostile page's
+#: hundred thousand would only cost time).
+_MAX_NAMES = 32
+#: Class and id strings up to this long are remembered (``name_words``, ``furniture_word``).
+_CACHED_NAMES = 256
 _NAME_SPLIT = re.compile(r"[^a-z0-9]+")
 _CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+    if word in _FURNITURE_WORDS or len(word) <= 3 or not word.endswith("s") or word[-2] == "s":
+        return word  # "disqus" stays "disqus"
+    return word[:-1]
 
 
 def _alternatives(words: Iterable[str]) -> str:
@@ -321,26 +348,37 @@ _COMPOUND = re.compile(
 
 def _word(word: str) -> str:
     """``word`` singular, or the furniture word it compounds ("relatedposts" → "related")."""
-    word = _singular(word)
-    if word in _FURNITURE_WORDS or len(word) < 6:
-        return word
-    compound = _COMPOUND.fullmatch(word)
+    single = _singular(word)
+    if single in _FURNITURE_WORDS or len(word) < 6:
+        return single
+    compound = _COMPOUND.fullmatch(word)  # as written: "sharethis" is not a plural
     if compound is None:
-        return word
+        return single
     return compound.group("head") or compound.group("tail")
 
 
-@lru_cache(maxsize=8192)
 def name_words(names: str) -> tuple[tuple[str, ...], ...]:
+    """The words of each class or id name in ``names``; see ``_read_names``. Remembered for
+    the short strings real pages repeat; a long one (a hostile page's megabyte of classes)
+    is read each time, never kept."""
+    return _cached_name_words(names) if len(names) <= _CACHED_NAMES else _read_names(names)
+
+
+@lru_cache(maxsize=4096)
+def _cached_name_words(names: str) -> tuple[tuple[str, ...], ...]:
+    return _read_names(names)
+
+
+def _read_names(names: str) -> tuple[tuple[str, ...], ...]:
     """The words of each class or id name in ``names``: "postComments x_y" → [[post, comment],
     [x, y]], singular, compounds of a furniture word cut down to it (``_word``), and a name of
     two or three parts read as one word too ("sideBars", "side-bar": sidebar). An id of four
     words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name, and
-    is left out, as is a utility class (``_UTILITY``)."""
+    is left out, as is a utility class (``_UTILITY``), and names past ``_MAX_NAMES``."""
     found = []
     classes, _, ids = names.partition("\0")
-    id_names = ids.split()
-    for name in classes.split() + id_names:
+    id_names = ids.split()[:_MAX_NAMES]
+    for name in classes.split()[:_MAX_NAMES] + id_names:
         if _UTILITY.search(name):
             continue
         lowered = name.lower()
@@ -362,8 +400,20 @@ def names(node: LexborNode) -> str:
     return f"{attrs.get('class') or ''}\0{attrs.get('id') or ''}"
 
 
-@lru_cache(maxsize=8192)
 def furniture_word(names: str) -> str | None:
+    """The furniture word in "classes\\0id" that its content words do not excuse, if any;
+    see ``_find_furniture_word``, remembered like ``name_words``."""
+    if len(names) <= _CACHED_NAMES:
+        return _cached_furniture_word(names)
+    return _find_furniture_word(names)
+
+
+@lru_cache(maxsize=4096)
+def _cached_furniture_word(names: str) -> str | None:
+    return _find_furniture_word(names)
+
+
+def _find_furniture_word(names: str) -> str | None:
     """The furniture word in "classes\\0id" that its content words do not excuse, if any.
 
     Decided by whole words, never by substrings; see the word lists above. A name of
@@ -373,7 +423,8 @@ def furniture_word(names: str) -> str | None:
     found: str | None = None
     content = False
     for words in name_words(names):
-        if words[0] in _VOIDING_HEADS and len(words) > 1:
+        voided = words[0] in _VOIDING_HEADS and len(words) > 1
+        if voided and not (words[0] == "tag" and words[1] in _TAG_PARTS):
             continue
         content = content or any(word in _CONTENT_WORDS for word in words)
         for word in words:
@@ -421,6 +472,8 @@ _NAMED = _candidate_selector()
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
 #: A paragraph this long is prose, for ``prose_by_node``.
 PROSE_CHARS = 40
+#: ... and counted for this many of its ancestors (real pages nest ~30 deep).
+_PROSE_LEVELS = 48
 #: ... and this long, a lead paragraph (``carries_lead``).
 LEAD_CHARS = 150
 
@@ -471,7 +524,7 @@ _NOSCRIPT_ABOVE = 500
 def noscript_holds_the_prose(tree: LexborHTMLParser) -> bool:
     """Whether the page's prose is in ``<noscript>`` and next to none is anywhere else."""
     body = tree.body
-    if body is None or body.css_first("noscript") is None:
+    if body is None or body.css_first("noscript p") is None:  # a tracking pixel's, mostly
         return False
     prose = prose_by_node(body)
     inside = sum(prose.get(node.mem_id, 0) for node in body.css("noscript"))
@@ -484,46 +537,52 @@ def _text_length(node: LexborNode) -> int:
 
 
 def prose_by_node(body: LexborNode) -> dict[int, int]:
-    """Characters of paragraph prose under each node that holds some (by ``mem_id``)."""
+    """Characters of paragraph prose under each node that holds some (by ``mem_id``).
+
+    Counted up to ``_PROSE_LEVELS`` ancestors of each paragraph, so the cost stays linear in
+    the page's paragraphs whatever its nesting; ``body`` itself always gets the whole total.
+    """
     prose: dict[int, int] = {}
+    total = 0
     for paragraph in body.css("p"):
         chars = len(paragraph.text(deep=True).strip())
         if chars < PROSE_CHARS:
             continue
+        total += chars
         node: LexborNode | None = paragraph
-        while node is not None:
+        for _ in range(_PROSE_LEVELS):
+            if node is None:
+                break
             key = node.mem_id
             prose[key] = prose.get(key, 0) + chars
             node = node.parent
+    prose[body.mem_id] = total
     return prose
 
 
 def carries_lead(header: LexborNode) -> bool:
-    """Whether a ``<header>`` is an article's own, holding its lead paragraph.
-
-    A lead is a paragraph of ``LEAD_CHARS`` or more: a headline's one-line subtitle or a
-    dateline is not one.
-    """
-    if header.css_first("p") is None:
+    """Whether a ``<header>`` is an article's own (a child of ``<article>`` or ``<main>``)
+    holding its lead paragraph: one of ``LEAD_CHARS`` or more. A headline's one-line
+    subtitle or a dateline is not one."""
+    parent = header.parent
+    if parent is None or parent.tag not in ("article", "main"):
         return False
-    node = header.parent
-    while node is not None and node.tag not in ("body", "html"):
-        if node.tag in ("article", "main"):
-            return any(len(p.text(deep=True).strip()) >= LEAD_CHARS for p in header.css("p"))
-        node = node.parent
-    return False
+    return any(len(p.text(deep=True).strip()) >= LEAD_CHARS for p in header.css("p"))
 
 
 #: A furniture word names the content instead when its nodes together hold more than this
 #: share of the page's paragraph prose ...
 _CONTENT_SHARE = 0.5
-#: ... or, for a word in ``_ALWAYS_FURNITURE``, this share: a blog post's comment thread can
-#: hold more prose than the post, but only a forum thread (every post "a comment") nearly all.
+#: ... or, for a word in ``_ALWAYS_FURNITURE``, this share with less than ``_OUTSIDE_PROSE``
+#: characters of prose anywhere else: a blog post's comment thread can hold more prose than
+#: the post, but only a forum thread (every post "a comment") holds all of it.
 _CONTENT_SHARE_ALWAYS = 0.75
+_OUTSIDE_PROSE = 300
 
 
-def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
-    """Remove menus, headers, footers, hidden nodes and nodes named as furniture.
+def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str]:
+    """Remove menus, headers, footers, hidden nodes and nodes named as furniture; return the
+    furniture words that name the content on this page instead (see below).
 
     No rule removes what holds the page's prose. A node with more than ``keep_share`` of the
     page's text stays (the wrapper of a whole page called ``has-sidebar`` or set in a
@@ -535,7 +594,7 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
     """
     body = tree.body
     if body is None:
-        return
+        return set()
     limit = max(1, _text_length(body)) * keep_share
     prose = prose_by_node(body)
     structural = {node.mem_id for node in body.css(_STRUCTURAL)}
@@ -559,29 +618,44 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> None:
         doomed.append((node, word))
     spared = _content_words(doomed, prose, prose.get(body.mem_id, 0))
     remove_nodes(node for node, word in doomed if word not in spared)
+    return spared
 
 
 def _content_words(
     doomed: list[tuple[LexborNode, str | None]], prose: dict[int, int], page_prose: int
 ) -> set[str]:
-    """The furniture words whose outermost nodes together hold most of the page's prose."""
+    """The furniture words whose nodes together hold most of the page's prose.
+
+    A node counts unless a node above it (within ``_PROSE_LEVELS``) has the same word: a
+    forum's "comment" posts inside a "hidden-print" wrapper are credited to "comment". A
+    word in ``_ALWAYS_FURNITURE`` also needs the prose outside its nodes to be next to none:
+    a forum thread is all posts, a blog post with a long comment thread still has its post.
+    """
     if not page_prose:
         return set()
+    words = {node.mem_id: word for node, word in doomed if word is not None}
     held: dict[str, int] = {}
-    outer: set[int] = set()
-    for node, word in doomed:  # document order: an ancestor comes before its descendants
+    for node, word in doomed:
         if word is None:
             continue
         parent, nested = node.parent, False
-        while parent is not None and not nested:
-            nested = parent.mem_id in outer
+        for _ in range(_PROSE_LEVELS):
+            if parent is None or nested:
+                break
+            nested = words.get(parent.mem_id) == word
             parent = parent.parent
-        outer.add(node.mem_id)
         if not nested:
             held[word] = held.get(word, 0) + prose.get(node.mem_id, 0)
-    return {
-        word
-        for word, chars in held.items()
-        if chars
-        > page_prose * (_CONTENT_SHARE_ALWAYS if word in _ALWAYS_FURNITURE else _CONTENT_SHARE)
-    }
+    spared = set()
+    for word, chars in held.items():
+        if word in _ALWAYS_FURNITURE:
+            if chars > page_prose * _CONTENT_SHARE_ALWAYS and page_prose - chars < _OUTSIDE_PROSE:
+                spared.add(word)
+        elif chars > page_prose * _CONTENT_SHARE:
+            spared.add(word)
+    return spared
+
+
+def is_always_furniture(names: str) -> bool:
+    """Whether ``names`` name furniture that nothing excuses (a comment, a share bar …)."""
+    return furniture_word(names) in _ALWAYS_FURNITURE

@@ -115,13 +115,13 @@ def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument
         whole = _full(bounded, url, noscript, chrome=False)
         return _document(whole, meta, "full", _ALL_CHROME, note)
     remove_junk(tree, keep_noscript=noscript)
-    remove_chrome(tree)
+    content_words = remove_chrome(tree)
     body = tree.body
     page_chars = len(body.text(deep=True)) if body is not None else 0
     selection = select_main(tree)
     reason = _not_an_article(meta, selection, page_chars)
     if reason is None and selection is not None:
-        prune(selection.nodes, meta.title)
+        prune(selection.nodes, meta.title, content_words)
         rendered = render(selection.nodes, url)
         if _has_words(rendered):
             return _document(rendered, meta, "article", None, note)

@@ -22,6 +22,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from websearch_core.extract.clean import (
     carries_lead,
     furniture_word,
+    is_always_furniture,
     name_words,
     names,
     prose_by_node,
@@ -135,7 +136,9 @@ _PROSE_ITEMS = frozenset(("p", "br", "h2", "h3", "h4", "blockquote", "pre", "spa
 _SIBLING_PROSE = 400
 _SIBLING_PROSE_SHARE = 0.3
 _SIBLING_LINK_DENSITY = 0.25
-_SPLIT_CONTAINERS = frozenset(("div", "section", "article"))
+#: Blocks a story is split over. Not <article>, nor a block with its own <h1>: that is the
+#: next story of a stream.
+_SPLIT_CONTAINERS = frozenset(("div", "section"))
 _SENTENCE_END = re.compile(r"[.!?\u2026][\"'\u201d\u2019)]?(\s|$)")
 
 
@@ -348,12 +351,15 @@ def _with_siblings(
             if entry is not None and (
                 entry.score + bonus >= threshold or entry.mass >= mass_threshold
             ):
-                if _link_density(sibling, chars) < 0.5:
+                # A comment thread the chrome rules kept (a forum's posts) votes like prose,
+                # but next to an article it is still the comments.
+                if _link_density(sibling, chars) < 0.5 and not is_always_furniture(names(sibling)):
                     chosen.append(sibling)
             elif (
                 held >= max(_SIBLING_PROSE, best_prose * _SIBLING_PROSE_SHARE)
                 and sibling.tag in _SPLIT_CONTAINERS
                 and furniture_word(names(sibling)) is None
+                and sibling.css_first("h1") is None
             ):
                 # The story split below the shared container, its paragraphs nested too deep
                 # in this sibling to have voted for it.
@@ -411,8 +417,12 @@ def is_listing(selection: Selection) -> bool:
     return False
 
 
-def prune(nodes: list[LexborNode], title: str | None) -> None:
-    """Remove chrome left inside the selection: link lists, furniture phrases, the headline."""
+def prune(nodes: list[LexborNode], title: str | None, content_words: set[str]) -> None:
+    """Remove chrome left inside the selection: link lists, furniture phrases, the headline.
+
+    ``content_words`` are the furniture words that name the content on this page
+    (``remove_chrome`` spared them): a block named by one is not pruned for its name.
+    """
     doomed: list[LexborNode] = []
     title_key = " ".join(title.split()).lower() if title else None
     headline_seen = False
@@ -441,6 +451,9 @@ def prune(nodes: list[LexborNode], title: str | None) -> None:
             density = _link_density(node, chars)
             limit = 0.5 if chars > 200 else 0.33
             link_list = density > limit and node.css_first("a") is not None
-            if link_list or (_class_weight(node) < 0 and chars < 500):
+            named = _class_weight(node) < 0 and chars < 500
+            if named and content_words and furniture_word(names(node)) in content_words:
+                named = False
+            if link_list or named:
                 doomed.append(node)
     remove_nodes(doomed)
