@@ -85,6 +85,26 @@ def test_raw_deflate_is_forgiven_only_when_labelled_deflate(encoding: str) -> No
         body.feed(_encoded("raw-deflate", TEXT))
 
 
+def test_gzip_is_read_as_gzip_only() -> None:
+    # A zlib stream is not gzip, even if zlib could be told to guess between the two.
+    with pytest.raises(FetchError, match="corrupt compressed body"):
+        BoundedBody("gzip", 10**6).feed(zlib.compress(TEXT))
+
+
+def test_gzip_with_the_full_32_kb_window_is_read() -> None:
+    # Back-references 20 KB away, read in small chunks so that they reach into the window
+    # rather than into the same call's output: a smaller window would refuse this stream.
+    import random
+
+    block = random.Random(7).randbytes(20_000)
+    data = block + b"-" * 10 + block
+    body = BoundedBody("gzip", 10**6)
+    wire = gzip.compress(data)
+    for start in range(0, len(wire), 64):
+        assert body.feed(wire[start : start + 64])
+    assert bytes(body.data) == data
+
+
 def test_raw_deflate_is_forgiven_only_at_the_start() -> None:
     wire = zlib.compress(TEXT)
     broken = wire[:200] + b"\xff" * 50 + wire[250:]
@@ -128,12 +148,13 @@ def test_what_is_kept_for_the_raw_deflate_guess_is_bounded() -> None:
     # the input kept in case it turns out to be raw DEFLATE stops growing at the bound.
     body = BoundedBody("deflate", 10**6)
     empty_blocks = b"\x00\x00\x00\xff\xff" * 1000
-    fed = b"\x78\x9c"
-    assert body.feed(fed)
-    while len(fed) + len(empty_blocks) <= _UNDECIDED_MAX:  # kept whole up to the bound ...
-        fed += empty_blocks
-        assert body.feed(empty_blocks)
-        assert body._undecided == fed
-    assert body.feed(empty_blocks)  # ... and given up past it
+    stream = b"\x78\x9c" + empty_blocks * (_UNDECIDED_MAX // len(empty_blocks) + 2)
+    fed = 0
+    for size in (2, 60_000, _UNDECIDED_MAX - 60_002):  # kept whole up to the bound exactly ...
+        assert body.feed(stream[fed : fed + size])
+        fed += size
+        assert body._undecided == stream[:fed]
+    assert fed == _UNDECIDED_MAX
+    assert body.feed(stream[fed : fed + 1])  # ... and given up one byte past it
     assert body._undecided is None
     assert body.data == b""
