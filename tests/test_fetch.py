@@ -521,6 +521,10 @@ def test_a_proxy_is_used_only_when_the_operator_configures_one(server: ScriptedS
 
 
 def test_timings_are_recorded(server: ScriptedServer) -> None:
-    server.script("/t", Reply(200, "x", {"Content-Type": "text/plain"}, delay_s=0.05))
+    # The server waits 0.2 s before it answers: the headers come no sooner, and nothing is
+    # recorded as longer than the call took.
+    server.script("/t", Reply(200, "x", {"Content-Type": "text/plain"}, delay_s=0.2))
+    started = time.monotonic()
     page = session().fetch(f"{server.url}/t")
-    assert 0 < page.headers_ms <= page.elapsed_ms
+    wall_ms = (time.monotonic() - started) * 1000
+    assert 150 <= page.headers_ms <= page.elapsed_ms <= wall_ms
