@@ -364,7 +364,7 @@ def name_words(names: str) -> tuple[tuple[str, ...], ...]:
     return _cached_name_words(names) if len(names) <= _CACHED_NAMES else _read_names(names)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _cached_name_words(names: str) -> tuple[tuple[str, ...], ...]:
     return _read_names(names)
 
@@ -408,7 +408,7 @@ def furniture_word(names: str) -> str | None:
     return _find_furniture_word(names)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _cached_furniture_word(names: str) -> str | None:
     return _find_furniture_word(names)
 
@@ -632,6 +632,14 @@ def _content_words(
     a forum thread is all posts, a blog post with a long comment thread still has its post.
     """
     if not page_prose:
+        return set()
+    # Most pages' furniture holds little prose: if no word could pass even counting nested
+    # nodes twice, there is nothing to weigh.
+    bound: dict[str, int] = {}
+    for node, word in doomed:
+        if word is not None:
+            bound[word] = bound.get(word, 0) + prose.get(node.mem_id, 0)
+    if not any(chars > page_prose * _CONTENT_SHARE for chars in bound.values()):
         return set()
     words = {node.mem_id: word for node, word in doomed if word is not None}
     held: dict[str, int] = {}
