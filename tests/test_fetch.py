@@ -7,7 +7,9 @@ intranet agent) and a resolver that maps ``*.test`` names to loopback.
 
 from __future__ import annotations
 
+import asyncio
 import codecs
+import dataclasses
 import gzip
 import json
 import sys
@@ -27,6 +29,7 @@ from websearch_core import (
     URLRefusedError,
     WebSearch,
 )
+from websearch_core.fetch import FetchLimits
 from websearch_core.jail import JailPolicy
 from websearch_core.render import FENCE_END, FENCE_NOTE
 
@@ -240,6 +243,36 @@ def test_more_than_five_redirects_is_refused(server: ScriptedServer) -> None:
     with pytest.raises(FetchError, match="more than 5 redirects"):
         session().fetch(f"{server.url}/0")
     assert server.hits("/6") == 0
+
+
+def test_exactly_five_redirects_are_followed(server: ScriptedServer) -> None:
+    for hop in range(5):
+        server.script(f"/{hop}", Reply(302, "", {"Location": f"/{hop + 1}"}))
+    server.script("/5", Reply(200, "five hops away", {"Content-Type": "text/plain"}))
+    page = session().fetch(f"{server.url}/0")
+    assert page.content == "five hops away"
+    assert len(page.redirects) == 5
+
+
+def test_fetch_limits_cannot_be_changed_after_the_fact() -> None:
+    limits = FetchLimits()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        limits.max_redirects = 50  # type: ignore[misc]
+
+
+def test_sessions_close_whether_or_not_they_fetched(server: ScriptedServer) -> None:
+    server.script("/c", Reply(200, "x", {"Content-Type": "text/plain"}))
+    unused = session()
+    unused.close()
+    asyncio.run(unused.aclose())  # nothing was opened: nothing to close, no error
+
+    async def fetch_then_close() -> None:
+        used = session()
+        assert (await used.afetch(f"{server.url}/c")).content == "x"
+        await used.aclose()
+        assert used._fetcher._atransport is None  # the async pool was released
+
+    asyncio.run(fetch_then_close())
 
 
 @pytest.mark.parametrize(
