@@ -29,6 +29,7 @@ from websearch_core import (
     URLRefusedError,
     WebSearch,
 )
+from websearch_core.config import Settings
 from websearch_core.fetch import FetchLimits
 from websearch_core.jail import JailPolicy
 from websearch_core.render import FENCE_END, FENCE_NOTE
@@ -260,6 +261,32 @@ def test_fetch_limits_cannot_be_changed_after_the_fact() -> None:
         limits.max_redirects = 50  # type: ignore[misc]
 
 
+def test_a_fetcher_on_its_own_has_a_default_sessions_limits() -> None:
+    # One set of defaults: a Fetcher made without a session fetches like WebSearch().
+    fields = Settings.model_fields
+    limits = FetchLimits()
+    assert limits.max_bytes == fields["fetch_max_bytes"].default
+    assert limits.deadline_s == fields["fetch_timeout"].default
+    assert limits.max_redirects == fields["fetch_max_redirects"].default
+    assert limits.max_bytes_cap == 10_000_000  # the most a call may ask for
+
+
+@pytest.mark.parametrize(
+    ("asked", "granted"),
+    [
+        (None, 2_000_000),
+        (1, 1_000),
+        (999, 1_000),
+        (1_000, 1_000),
+        (1_001, 1_001),
+        (10_000_000, 10_000_000),
+        (10_000_001, 10_000_000),
+    ],
+)
+def test_a_calls_ceiling_is_kept_between_1_kb_and_the_cap(asked: int | None, granted: int) -> None:
+    assert FetchLimits().bytes_for(asked) == granted
+
+
 def test_sessions_close_whether_or_not_they_fetched(server: ScriptedServer) -> None:
     server.script("/c", Reply(200, "x", {"Content-Type": "text/plain"}))
     unused = session()
@@ -397,6 +424,13 @@ def test_the_deadline_covers_redirects(server: ScriptedServer) -> None:
     with pytest.raises(FetchTimeoutError):
         session(fetch_timeout=1.5).fetch(f"{server.url}/0")
     assert server.hits("/3") == 0
+
+
+def test_a_hop_with_little_time_left_is_still_made(server: ScriptedServer) -> None:
+    # 0.7 s of a 1.5 s deadline go to the redirect; the next hop, with 0.8 s left, runs.
+    server.script("/slow", Reply(302, headers={"Location": "/fast"}, delay_s=0.7))
+    server.script("/fast", Reply(200, "made it", {"Content-Type": "text/plain"}))
+    assert session(fetch_timeout=1.5).fetch(f"{server.url}/slow").content == "made it"
 
 
 def test_huge_headers_are_a_clear_error(server: ScriptedServer) -> None:
