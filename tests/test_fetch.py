@@ -12,6 +12,7 @@ import codecs
 import dataclasses
 import gzip
 import json
+import socket
 import sys
 import time
 import tracemalloc
@@ -244,6 +245,32 @@ def test_more_than_five_redirects_is_refused(server: ScriptedServer) -> None:
     with pytest.raises(FetchError, match="more than 5 redirects"):
         session().fetch(f"{server.url}/0")
     assert server.hits("/6") == 0
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_every_redirect_status_is_followed(server: ScriptedServer, status: int) -> None:
+    server.script("/from", Reply(status, "", {"Location": "/to"}))
+    server.script("/to", Reply(200, "arrived", {"Content-Type": "text/plain"}))
+    page = session().fetch(f"{server.url}/from")
+    assert (page.content, page.redirects[0].status) == ("arrived", status)
+
+
+@pytest.mark.parametrize("status", [300, 304, 306, 309])
+def test_other_3xx_statuses_are_not_followed(server: ScriptedServer, status: int) -> None:
+    server.script("/from", Reply(status, "", {"Location": "/to"}))
+    server.script("/to", Reply(200, "arrived", {"Content-Type": "text/plain"}))
+    page = session().fetch(f"{server.url}/from")
+    assert (page.status, page.redirects) == (status, [])
+    assert server.hits("/to") == 0
+
+
+def test_a_site_that_refuses_connections_is_a_retryable_error() -> None:
+    with socket.socket() as probe:  # a port that was free a moment ago: nobody listens
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(FetchError, match="could not connect") as caught:
+        session().fetch(f"http://127.0.0.1:{port}/")
+    assert caught.value.retryable is True
 
 
 def test_exactly_five_redirects_are_followed(server: ScriptedServer) -> None:

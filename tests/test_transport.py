@@ -200,3 +200,15 @@ def test_tls_certificate_for_another_name_is_refused(tls_server: Any) -> None:
     )
     with pytest.raises(FetchError):
         ws.fetch(f"https://other.test:{port}/")
+
+
+def test_an_untrusted_certificate_is_refused_by_default(tls_server: Any) -> None:
+    # Nobody passed verify: the throwaway CA is trusted by nothing, so both a bare Fetcher
+    # and a session refuse the page rather than read it.
+    port, _, _, _ = tls_server
+    resolver = lambda h, p: [ip_address("127.0.0.1")]  # noqa: E731
+    policy = JailPolicy(allow_private=True)
+    with pytest.raises(FetchError):
+        Fetcher(policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
+    with pytest.raises(FetchError):
+        WebSearch(fetch_policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
