@@ -74,9 +74,9 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     ),
     "fetch": (
         "websearch_core/fetch.py",
-        "tests/test_fetch.py tests/test_hostile.py",
+        "tests/test_fetch.py tests/test_transport.py tests/test_hostile.py",
         "redirect or deadline or trickl or refus or loop or timeout or html or memo or proxy "
-        "or timings or limits or close",
+        "or timings or limits or close or ceiling or 3xx or connect or certificate or hop",
     ),
 }
 
