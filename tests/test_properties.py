@@ -48,7 +48,7 @@ from websearch_core.extract.nesting import flatten
 from websearch_core.jail import MAX_URL_CHARS, JailPolicy, Target, is_public, parse_url
 from websearch_core.models import Page
 from websearch_core.render import _QUOTED, FENCE_END, FENCE_NOTE, fence_skeleton
-from websearch_core.text import clean_text, one_line
+from websearch_core.text import clean_text, one_line, strip_controls
 
 OPERATOR = JailPolicy(allow_private=True)
 PUBLIC = JailPolicy()
@@ -913,6 +913,17 @@ def test_clean_text_leaves_only_newlines_and_no_control_characters(text: str) ->
     cleaned = clean_text(text)
     assert not OTHER_BREAKS.intersection(cleaned)
     assert not [c for c in cleaned if is_control(c) and c not in "\n\t"]
+
+
+@FAST
+@given(ANY_TEXT)
+def test_strip_controls_removes_exactly_the_controls_and_keeps_every_other_character(
+    text: str,
+) -> None:
+    # The fast path (no control present: the text as it is) and the removal agree with the
+    # definition, character by character.
+    kept = "".join(c for c in text if not (is_control(c) and c not in "\n\t"))
+    assert strip_controls(text) == kept
 
 
 @FAST

