@@ -416,9 +416,9 @@ def _cached_furniture_word(names: str) -> str | None:
 def _find_furniture_word(names: str) -> str | None:
     """The furniture word in "classes\\0id" that its content words do not excuse, if any.
 
-    Decided by whole words, never by substrings; see the word lists above. A name of
-    content ("article-footer" no, "article-body-with-sidebar" yes) excuses every furniture
-    word but those in ``_ALWAYS_FURNITURE``.
+    Decided by whole words, never by substrings; see the word lists above. A content word
+    among the names ("article-footer", "entry-content has-sidebar") excuses every furniture
+    word but those in ``_ALWAYS_FURNITURE`` ("article-comments" is still the comments).
     """
     found: str | None = None
     content = False
