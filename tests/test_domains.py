@@ -23,6 +23,10 @@ from websearch_core.domains import normalise_base_url, normalise_domain
         (".example.com.", "example.com"),
         ("  go.dev  ", "go.dev"),
         ("bücher.de", "xn--bcher-kva.de"),
+        ("xn--bcher-kva.de", "xn--bcher-kva.de"),
+        ("example.com\u3002", "example.com"),  # an ideographic full stop, as IDNA reads it
+        ("docs\uff0epython\uff0eorg", "docs.python.org"),  # full-width dots
+        ("ｅｘａｍｐｌｅ.com", "example.com"),  # full-width letters
     ],
 )
 def test_domains_are_normalised(raw: str, expected: str) -> None:
@@ -31,7 +35,16 @@ def test_domains_are_normalised(raw: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["", "localhost", "exa mple.com", "-bad.com", "a..b.com", "x" * 64 + ".com", "a.com:port"],
+    [
+        "",
+        "localhost",
+        "exa mple.com",
+        "-bad.com",
+        "a..b.com",
+        "x" * 64 + ".com",
+        "a.com:port",
+        "xn--zz.com",  # an xn-- label that is not punycode
+    ],
 )
 def test_non_domains_are_refused_with_advice(raw: str) -> None:
     with pytest.raises(ValueError, match="domain"):

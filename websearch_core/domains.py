@@ -8,13 +8,19 @@ Only ``str`` methods that scan once are used, and the length is bounded first.
 
 from __future__ import annotations
 
+import unicodedata
+
 import httpx
+import idna
 
 __all__ = ["MAX_DOMAIN_CHARS", "normalise_base_url", "normalise_domain"]
 
 MAX_DOMAIN_CHARS = 253  # RFC 1035: the longest name DNS can carry
 MAX_URL_CHARS = 2048
 _LABEL_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+#: Dots that IDNA reads as ".", as the URL jail does (UTS 46): ideographic, full-width and
+#: half-width ideographic full stops.
+_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
 def normalise_domain(raw: str) -> str:
@@ -37,7 +43,7 @@ def normalise_domain(raw: str) -> str:
     host, _, port = text.partition(":")
     if port and not port.isdigit():
         raise ValueError(f"{raw[:80]!r} is not a domain: give a host name such as 'example.com'")
-    host = host.lower().strip(".")
+    host = unicodedata.normalize("NFKC", host).translate(_DOTS).lower().strip(".")
     if host.startswith("*."):
         host = host[2:]
     if not host.isascii():
@@ -54,6 +60,13 @@ def normalise_domain(raw: str) -> str:
             raise ValueError(f"{raw[:80]!r} is not a domain: bad label {label[:63]!r}")
         if label.startswith("-") or label.endswith("-"):
             raise ValueError(f"{raw[:80]!r} is not a domain: a label cannot start or end with '-'")
+    if any(label.startswith("xn--") for label in host.split(".")):
+        # The jail refuses a URL whose xn-- label does not decode; a filter for such a name
+        # could never match a page it allows.
+        try:
+            idna.decode(host)
+        except (idna.IDNAError, UnicodeError):
+            raise ValueError(f"{raw[:80]!r} is not a valid international domain name") from None
     return host
 
 
