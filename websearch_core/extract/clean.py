@@ -17,6 +17,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from websearch_core.extract.nesting import flatten
 
 __all__ = [
+    "CONTENT_WORDS",
     "MAX_INPUT_CHARS",
     "bound_input",
     "carries_lead",
@@ -130,71 +131,6 @@ _FURNITURE_FRAGMENTS = (
 )
 _FURNITURE_PREFIXES = ("ad", "ads", "nav", "tags", "tag", "meta", "rail", "hidden", "aside")
 
-#: Words that name furniture, compared with the words of a class or id (split at ``-``, ``_``
-#: and case changes, lower-cased, a plural ``s`` dropped).
-_FURNITURE_WORDS = frozenset(
-    (
-        "comment",
-        "disqus",
-        "share",
-        "sharing",
-        "sharebar",
-        "social",
-        "related",
-        "recommend",
-        "recommended",
-        "recommendation",
-        "newsletter",
-        "subscribe",
-        "subscription",
-        "signup",
-        "cookie",
-        "consent",
-        "gdpr",
-        "promo",
-        "advert",
-        "advertisement",
-        "advertising",
-        "sponsor",
-        "sponsored",
-        "popup",
-        "modal",
-        "sidebar",
-        "breadcrumb",
-        "pagination",
-        "footer",
-        "masthead",
-        "navbar",
-        "navigation",
-        "nav",
-        "menu",
-        "toolbar",
-        "outbrain",
-        "taboola",
-        "shareaholic",
-        "addthis",
-        "addtoany",
-        "byline",
-        "dateline",
-        "timestamp",
-        "mostpopular",
-        "trending",
-        "readmore",
-        "caption",
-        "credit",
-        "banner",
-        "widget",
-        "login",
-        "tooltip",
-        "dropdown",
-        "ad",
-        "tag",
-        "meta",
-        "rail",
-        "hidden",
-        "aside",
-    )
-)
 #: Runs of words that name furniture together ("read more" is a link; "read" or "more" alone
 #: is not).
 _FURNITURE_PHRASES = (
@@ -221,7 +157,7 @@ _VOIDING_HEADS = frozenset(
 )
 #: Words that name the content itself: a node whose names hold one of these and a furniture
 #: word ("article-footer" no, "article-body-with-sidebar" yes) is judged by its text.
-_CONTENT_WORDS = frozenset(
+CONTENT_WORDS = frozenset(
     (
         "article",
         "body",
@@ -271,6 +207,42 @@ _ALWAYS_FURNITURE = frozenset(
         "credit",
         "mostpopular",
         "trending",
+    )
+)
+#: Words that name furniture, compared with the words of a class or id (split at ``-``, ``_``
+#: and case changes, lower-cased, a plural ``s`` dropped): the unexcusable ones above, and
+#: these, which a content word excuses.
+_FURNITURE_WORDS = _ALWAYS_FURNITURE | frozenset(
+    (
+        "ad",
+        "advertising",
+        "aside",
+        "banner",
+        "breadcrumb",
+        "dateline",
+        "dropdown",
+        "footer",
+        "gdpr",
+        "hidden",
+        "login",
+        "masthead",
+        "menu",
+        "meta",
+        "modal",
+        "nav",
+        "navbar",
+        "navigation",
+        "pagination",
+        "popup",
+        "rail",
+        "readmore",
+        "sidebar",
+        "signup",
+        "tag",
+        "timestamp",
+        "toolbar",
+        "tooltip",
+        "widget",
     )
 )
 _ALWAYS_PHRASES = (
@@ -426,7 +398,7 @@ def _find_furniture_word(names: str) -> str | None:
         voided = words[0] in _VOIDING_HEADS and len(words) > 1
         if voided and not (words[0] == "tag" and words[1] in _TAG_PARTS):
             continue
-        content = content or any(word in _CONTENT_WORDS for word in words)
+        content = content or any(word in CONTENT_WORDS for word in words)
         for word in words:
             if word in ("ads", "tags"):
                 word = word[:-1]

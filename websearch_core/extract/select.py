@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_core.extract.clean import (
+    CONTENT_WORDS,
     carries_lead,
     furniture_word,
     is_always_furniture,
@@ -62,24 +63,7 @@ _TAG_PRIOR = {
     "h3": -5.0,
 }
 #: Words in a class or id (``name_words``) that raise or lower a container's score.
-_POSITIVE = frozenset(
-    (
-        "article",
-        "articlebody",
-        "body",
-        "content",
-        "entry",
-        "hentry",
-        "main",
-        "page",
-        "post",
-        "story",
-        "text",
-        "blog",
-        "prose",
-        "markdown",
-    )
-)
+_POSITIVE = CONTENT_WORDS | frozenset(("page",))
 _NEGATIVE = frozenset(
     (
         "comment",
