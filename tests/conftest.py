@@ -16,9 +16,17 @@ from typing import Any
 import pytest
 
 from tests.support.http_server import Reply, ScriptedServer, scripted_server
+from websearch_core.config import ENVIRONMENT
 
 #: Header names whose values are credentials; VCR drops them before a cassette is written.
-SECRET_HEADERS = ("x-subscription-token", "authorization", "x-api-key", "cookie", "set-cookie")
+SECRET_HEADERS = (
+    "x-subscription-token",
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "cookie",
+    "set-cookie",
+)
 #: Body fields that carry a credential in some provider APIs (Tavily's older ``api_key``).
 SECRET_FIELDS = ("api_key", "apiKey", "key", "token")
 
@@ -28,6 +36,13 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 # to re-record cassettes; otherwise a canary stands in, and it must never reach a cassette.
 BRAVE_KEY = os.environ.get("BRAVE_API_KEY") or "canary-brave-key-5f0c2a9d8e7b6a51"
 TAVILY_KEY = os.environ.get("TAVILY_API_KEY") or "tvly-canary-3b8d1e6f9a2c4d7e"
+#: The grounded vendors' keys, by provider name.
+VENDOR_KEYS = {
+    "anthropic": os.environ.get("ANTHROPIC_API_KEY") or "canary-anthropic-7c1d0e9f8a2b",
+    "openai": os.environ.get("OPENAI_API_KEY") or "canary-openai-4e5f6a7b8c9d",
+    "gemini": os.environ.get("GEMINI_API_KEY") or "canary-gemini-1a2b3c4d5e6f",
+    "openrouter": os.environ.get("OPENROUTER_API_KEY") or "canary-openrouter-9e8d7c6b5a4f",
+}
 
 
 def skip_or_fail(reason: str) -> None:
@@ -147,17 +162,11 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_provider_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests configure providers explicitly; a developer's own keys must not leak in."""
-    for name in (
-        "WEBSEARCH_PROVIDER",
-        "BRAVE_API_KEY",
-        "BRAVE_SEARCH_API_KEY",
-        "TAVILY_API_KEY",
-        "SEARXNG_URL",
-        "SEARX_HOST",
-        "WEBSEARCH_TIMEOUT",
-    ):
-        monkeypatch.delenv(name, raising=False)
+    """Tests configure providers explicitly; a developer's own keys and settings must not
+    leak in (every variable ``Settings`` reads)."""
+    for names in ENVIRONMENT.values():
+        for name in names:
+            monkeypatch.delenv(name, raising=False)
 
 
 GO_PAGE = b"<html><head><title>Go 1.26</title></head><body><h1>Go 1.26</h1><p>Iterators.</p></body>"

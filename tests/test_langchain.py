@@ -4,9 +4,11 @@ and loader, all against real HTTP servers on loopback."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from langchain.agents import create_agent
@@ -23,7 +25,7 @@ from langchain_websearch import (
     WebSearchToolkit,
     interrupt_on,
 )
-from tests.support.http_server import ScriptedServer
+from tests.support.http_server import Reply, ScriptedServer
 from tests.support.scripted_chat import ScriptedChatModel, tool_call
 from websearch_core import (
     FetchError,
@@ -34,6 +36,8 @@ from websearch_core import (
     WebSearch,
 )
 from websearch_core.render import FENCE_END, FENCE_NOTE
+
+DOCUMENTED = Path(__file__).parent / "fixtures" / "documented"
 
 
 @pytest.fixture
@@ -313,3 +317,33 @@ def test_importing_without_langchain_names_the_extra_to_install() -> None:
     assert "pip install 'websearch-pack[langchain]'" in last
     assert "pip install -e '.[langchain]'" in last
     assert "ModuleNotFoundError" not in done.stderr
+
+
+def test_agent_with_a_grounded_provider_pinned(server: ScriptedServer) -> None:
+    # The tools are unchanged: the vendor's citations are the menu, its answer comes first
+    # with [n] markers, and only the options the vendor honours are offered to the model.
+    body = json.loads((DOCUMENTED / "openai_web_search.json").read_text("utf-8"))
+    server.script("/v1/responses", Reply(200, body))
+    ws = WebSearch("openai", openai_api_key="canary-openai-key", openai_base_url=server.url)
+    model = ScriptedChatModel(
+        replies=[
+            tool_call("web_search", "c1", query="positive news story today", include_answer=True),
+            AIMessage(content="A river reopened to swimmers."),
+        ]
+    )
+    agent = agent_for(ws, model, approval=False)
+    result = agent.invoke(  # type: ignore[attr-defined]
+        {"messages": [{"role": "user", "content": "Any good news today?"}]},
+        {"configurable": {"thread_id": "grounded"}},
+    )
+    searched = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert searched.content.startswith("Answer: On November 30, 2026,")
+    assert "in a century.[1]" in searched.content
+    assert "1. River reopens to swimmers — https://www.example.com/news/river-restored" in (
+        searched.content
+    )
+    assert searched.content.endswith('2 results from openai for "positive news story today".')
+    assert searched.artifact.usage.searches == 1
+    schema = WebSearchTool(session=ws).tool_call_schema.model_json_schema()["properties"]
+    assert set(schema) == {"query", "count", "site", "include_answer", "country"}
+    assert result["messages"][-1].content == "A river reopened to swimmers."

@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,11 +31,13 @@ from llamaindex_websearch import (
     WebSearchToolSpec,
     require_approval,
 )
-from tests.support.http_server import ScriptedServer
+from tests.support.http_server import Reply, ScriptedServer
 from websearch_core import FetchError, JailPolicy, URLRefusedError, WebSearch
 from websearch_core.documents import METADATA_KEYS
 from websearch_core.render import FENCE_END, FENCE_NOTE
 from websearch_core.tooling import FETCH_DESCRIPTION, SEARCH_DESCRIPTION
+
+DOCUMENTED = Path(__file__).parent / "fixtures" / "documented"
 
 
 def session_for(server: ScriptedServer) -> WebSearch:
@@ -384,3 +387,29 @@ def test_importing_without_llamaindex_names_the_extra_to_install() -> None:
     assert last.startswith("ImportError: llamaindex_websearch needs LlamaIndex")
     assert "pip install 'websearch-pack[llamaindex]'" in last
     assert "ModuleNotFoundError" not in done.stderr
+
+
+async def test_function_agent_with_a_grounded_provider_pinned(server: ScriptedServer) -> None:
+    body = json.loads((DOCUMENTED / "anthropic_web_search.json").read_text("utf-8"))
+    server.script("/v1/messages", Reply(200, body))
+    ws = WebSearch(
+        "anthropic", anthropic_api_key="canary-anthropic-key", anthropic_base_url=server.url
+    )
+    script = Script(
+        calls(("web_search", {"query": "When was Claude Shannon born?", "include_answer": True})),
+        answer("April 30, 1916."),
+    )
+    spec = WebSearchToolSpec(ws)
+    agent = FunctionAgent(tools=spec.to_tool_list(), llm=script.llm())
+    results, _, final = await run_agent(agent, "When was Claude Shannon born?")
+    assert [r.tool_name for r in results] == ["web_search"]
+    searched = results[0].tool_output
+    assert not searched.is_error
+    assert searched.content.startswith("Answer: Based on the search results, Claude Shannon")
+    assert "Petoskey, Michigan.[1]" in searched.content
+    assert "1. Claude Shannon - Wikipedia — https://en.wikipedia.org/wiki/Claude_Shannon" in (
+        searched.content
+    )
+    assert final == "April 30, 1916."
+    # the model read the cited answer on its last turn
+    assert any(m.role == MessageRole.TOOL and "[1]" in str(m.content) for m in script.seen[1])

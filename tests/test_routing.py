@@ -22,8 +22,9 @@ from websearch_core import (
     UnsupportedOptionError,
     WebSearch,
 )
+from websearch_core.errors import FetchError
 from websearch_core.models import SearchRequest
-from websearch_core.providers import PROVIDERS
+from websearch_core.providers import GROUNDED, PROVIDERS
 from websearch_core.routing import OPTIONS, Support, unmet_options
 
 OPTION_ARGS: dict[str, dict[str, Any]] = {
@@ -46,6 +47,12 @@ class Sent:
     query: str
     params: dict[str, Any]
     body: dict[str, Any]
+
+    @property
+    def tool(self) -> dict[str, Any]:
+        """A grounded vendor's search tool, as sent."""
+        tool: dict[str, Any] = self.body["tools"][0]
+        return tool.get("google_search", tool)
 
 
 Check = Callable[[Sent, SearchResponse], bool]
@@ -86,9 +93,119 @@ EXPECTED: dict[tuple[str, str], Check] = {
     ("ddgs", "country"): lambda s, r: s.params["region"] == "de-de",
     ("ddgs", "safesearch"): lambda s, r: s.params["safesearch"] == "on",
     ("ddgs", "page"): lambda s, r: s.params["page"] == 2,
+    # The grounded vendors: domain lists and locations in the tool, never in the query.
+    ("openai", "include_domains"): lambda s, r: (
+        s.tool["filters"] == {"allowed_domains": ["docs.python.org"]}
+        and s.query == "python asyncio"
+    ),
+    ("openai", "include_answer"): lambda s, r: r.answer == "A",
+    ("openai", "country"): lambda s, r: s.tool["user_location"]["country"] == "DE",
+    ("anthropic", "include_domains"): lambda s, r: (
+        s.tool["allowed_domains"] == ["docs.python.org"] and s.query == "python asyncio"
+    ),
+    ("anthropic", "exclude_domains"): lambda s, r: (
+        s.tool["blocked_domains"] == ["pinterest.com"] and s.query == "python asyncio"
+    ),
+    ("anthropic", "include_answer"): lambda s, r: r.answer == "A",
+    ("anthropic", "country"): lambda s, r: s.tool["user_location"]["country"] == "DE",
+    ("gemini", "freshness"): lambda s, r: (
+        set(s.tool["timeRangeFilter"]) == {"startTime", "endTime"}
+    ),
+    ("gemini", "date_range"): lambda s, r: (
+        s.tool["timeRangeFilter"]
+        == {
+            "startTime": "2026-01-01T00:00:00Z",
+            "endTime": "2026-02-02T00:00:00Z",  # 2026-02-01 included
+        }
+    ),
+    ("gemini", "include_answer"): lambda s, r: r.answer == "A",
+    ("openrouter", "include_domains"): lambda s, r: (
+        s.tool["parameters"]["allowed_domains"] == ["docs.python.org"]
+        and s.query == "python asyncio"
+    ),
+    ("openrouter", "exclude_domains"): lambda s, r: (
+        s.tool["parameters"]["excluded_domains"] == ["pinterest.com"]
+        and s.query == "python asyncio"
+    ),
+    ("openrouter", "include_answer"): lambda s, r: r.answer == "A",
+    ("openrouter", "country"): lambda s, r: (
+        s.tool["parameters"]["user_location"]["country"] == "DE"
+    ),
 }
 
+CITED = "https://e.org/"
 SUCCESS = {
+    "openai": {
+        "status": "completed",
+        "output": [
+            {"type": "web_search_call", "status": "completed", "action": {"type": "search"}},
+            {
+                "type": "message",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": "A",
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "start_index": 0,
+                                "end_index": 1,
+                                "url": CITED,
+                                "title": "T",
+                            }
+                        ],
+                    }
+                ],
+            },
+        ],
+    },
+    "anthropic": {
+        "stop_reason": "end_turn",
+        "content": [
+            {"type": "server_tool_use", "name": "web_search"},
+            {"type": "web_search_tool_result", "content": [{"url": CITED, "title": "T"}]},
+            {
+                "type": "text",
+                "text": "A",
+                "citations": [{"type": "web_search_result_location", "url": CITED, "title": "T"}],
+            },
+        ],
+    },
+    "gemini": {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": "A"}]},
+                "groundingMetadata": {
+                    "webSearchQueries": ["q"],
+                    "groundingChunks": [{"web": {"uri": CITED, "title": "e.org"}}],
+                    "groundingSupports": [
+                        {"segment": {"endIndex": 1}, "groundingChunkIndices": [0]}
+                    ],
+                },
+            }
+        ]
+    },
+    "openrouter": {
+        "choices": [
+            {
+                "message": {
+                    "content": "A",
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "url_citation": {
+                                "url": CITED,
+                                "title": "T",
+                                "start_index": 0,
+                                "end_index": 1,
+                            },
+                        }
+                    ],
+                }
+            }
+        ],
+        "usage": {"server_tool_use_details": {"web_search_requests": 1}},
+    },
     "brave": {"web": {"results": [{"title": "T", "url": "https://e.org/", "description": "D"}]}},
     "tavily": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}], "answer": "A"},
     "searxng": {
@@ -106,16 +223,33 @@ class Recorder:
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
         self.requests.append(request)
-        provider = {"api.search.brave.com": "brave", "api.tavily.com": "tavily"}.get(
-            request.url.host, "searxng"
-        )
+        provider = HOSTS.get(request.url.host, "searxng")
         return httpx.Response(200, json=SUCCESS[provider])
 
     def sent(self) -> Sent:
         request = self.requests[-1]
         params = dict(request.url.params)
         body = json.loads(request.content) if request.content else {}
-        return Sent(query=params.get("q") or body.get("query", ""), params=params, body=body)
+        query = params.get("q") or body.get("query") or body.get("input") or ""
+        if "messages" in body:  # Anthropic, OpenRouter: the user's turn is the query
+            query = body["messages"][-1]["content"]
+        elif "contents" in body:  # Gemini
+            query = body["contents"][0]["parts"][0]["text"]
+        return Sent(query=query, params=params, body=body)
+
+
+HOSTS = {
+    "api.search.brave.com": "brave",
+    "api.tavily.com": "tavily",
+    "api.openai.com": "openai",
+    "api.anthropic.com": "anthropic",
+    "generativelanguage.googleapis.com": "gemini",
+    "openrouter.ai": "openrouter",
+}
+
+
+def no_dns(host: str, port: int) -> list[Any]:
+    raise FetchError("no name lookups in this test")
 
 
 @pytest.fixture
@@ -130,13 +264,18 @@ def fake_ddgs(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[FakeDDGS]]:
     return FakeDDGS
 
 
-def all_configured(recorder: Recorder, provider: str = "auto") -> WebSearch:
+def all_configured(
+    recorder: Recorder, provider: str = "auto", *, grounded: bool = True
+) -> WebSearch:
+    vendors = {f"{name}_api_key": f"canary-{name}" for name in GROUNDED} if grounded else {}
     return WebSearch(
         provider,
         brave_api_key="canary-brave",
         tavily_api_key="tvly-canary",
         searxng_url="http://127.0.0.1:9",
         http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
+        resolver=no_dns,  # Gemini's citation links are left unresolved
+        **vendors,
     )
 
 
@@ -163,8 +302,9 @@ def test_pinned_provider_sends_or_refuses_each_option(
         assert EXPECTED[(provider, option)](sent_by(provider, recorder, fake_ddgs), response)
     else:
         assert declared is Support.UNSUPPORTED
-        with pytest.raises(UnsupportedOptionError, match=option):
+        with pytest.raises(UnsupportedOptionError, match=option) as refused:
             ws.search("python asyncio", **OPTION_ARGS[option])
+        assert refused.value.options == [option]
         assert recorder.requests == []
         assert fake_ddgs.calls == []
 
@@ -214,7 +354,7 @@ def test_auto_skips_providers_that_cannot(recorder: Recorder, fake_ddgs: type[Fa
 def test_auto_refuses_when_no_provider_honours_the_combination(
     recorder: Recorder, fake_ddgs: type[FakeDDGS]
 ) -> None:
-    ws = all_configured(recorder)
+    ws = all_configured(recorder, grounded=False)
     with pytest.raises(UnsupportedOptionError, match="together") as caught:
         ws.search("x", include_answer=True, country="de")
     assert "tavily lacks country" in str(caught.value)
@@ -257,6 +397,10 @@ def test_unconfigured_providers_say_what_is_missing() -> None:
         "brave": "set BRAVE_API_KEY or pass brave_api_key=",
         "tavily": "set TAVILY_API_KEY or pass tavily_api_key=",
         "searxng": "set SEARXNG_URL or pass searxng_url=",
+        "openai": "set OPENAI_API_KEY or pass openai_api_key=",
+        "anthropic": "set ANTHROPIC_API_KEY or pass anthropic_api_key=",
+        "gemini": "set GEMINI_API_KEY or pass gemini_api_key=",
+        "openrouter": "set OPENROUTER_API_KEY or pass openrouter_api_key=",
     }
 
 
@@ -314,3 +458,32 @@ def test_a_site_rewrite_may_use_exactly_the_providers_limit(recorder: Recorder) 
     assert len(response.sent_query) == 400
     with pytest.raises(InvalidRequestError, match="401 characters and brave takes at most 400"):
         ws.search(words + "w", site="example.org")
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"include_answer": True, "country": "DE"}, "openai"),
+        ({"exclude_domains": ["pinterest.com"], "include_answer": True}, "tavily"),
+        ({"date_from": "2026-01-01", "include_answer": True}, "tavily"),
+        (
+            {"exclude_domains": ["pinterest.com"], "include_answer": True, "country": "DE"},
+            "anthropic",
+        ),
+    ],
+)
+def test_auto_reaches_a_grounded_provider_only_when_no_plain_one_can(
+    options: dict[str, Any], expected: str, recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    assert all_configured(recorder).search("python asyncio", **options).provider == expected
+
+
+def test_auto_names_each_grounded_gap_when_nothing_honours_the_combination(
+    recorder: Recorder, fake_ddgs: type[FakeDDGS]
+) -> None:
+    ws = all_configured(recorder)
+    with pytest.raises(UnsupportedOptionError, match="together") as caught:
+        ws.search("x", site="a.org", exclude_domains=["b.org"], include_answer=True, country="de")
+    assert "anthropic lacks include_domains with exclude_domains" in str(caught.value)
+    assert "gemini lacks include_domains, exclude_domains, country" in str(caught.value)
+    assert recorder.requests == []

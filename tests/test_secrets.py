@@ -190,3 +190,67 @@ def test_a_token_in_the_user_part_of_a_base_url_is_redacted(
         ws.search("q")
     assert token not in str(caught.value)
     assert token not in repr(ws.settings)
+
+
+#: Where each grounded vendor takes its key: a header, never the URL.
+VENDOR_KEY_HEADERS = {
+    "openai": ("authorization", f"Bearer {CANARY}"),
+    "anthropic": ("x-api-key", CANARY),
+    "gemini": ("x-goog-api-key", CANARY),
+    "openrouter": ("authorization", f"Bearer {CANARY}"),
+}
+
+
+@pytest.mark.parametrize("vendor", sorted(VENDOR_KEY_HEADERS))
+def test_vendor_key_is_never_shown_and_never_in_a_url(
+    vendor: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    sent: list[httpx.Request] = []
+
+    def refusing_and_echoing(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(401, json={"error": {"message": f"invalid key {CANARY}"}})
+
+    client = httpx.Client(transport=httpx.MockTransport(refusing_and_echoing))
+    ws = WebSearch(vendor, **{f"{vendor}_api_key": CANARY}, http_client=client)
+    seen = [repr(ws), str(ws), repr(ws.settings), ws.settings.model_dump_json()]
+    seen += [repr(p) for p in ws._configured]
+    with pytest.raises(AuthenticationError) as caught:
+        ws.search("what is my key")
+    error = caught.value
+    seen += [str(error), repr(error), repr(error.__dict__)]
+    seen += [record.getMessage() for record in caplog.records]
+    assert not [text for text in seen if CANARY in text]
+    assert sent
+    assert all(CANARY not in str(r.url) for r in sent)
+    header, value = VENDOR_KEY_HEADERS[vendor]
+    assert sent[0].headers[header] == value
+
+
+def test_a_vendor_answer_that_echoes_the_key_is_redacted() -> None:
+    echo = {
+        "choices": [
+            {
+                "message": {
+                    "content": f"Your key is {CANARY}.",
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "url_citation": {
+                                "url": f"https://e.org/?k={CANARY}",
+                                "title": CANARY,
+                                "start_index": 0,
+                                "end_index": 4,
+                            },
+                        }
+                    ],
+                }
+            }
+        ]
+    }
+    client = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, json=echo)))
+    ws = WebSearch("openrouter", openrouter_api_key=CANARY, http_client=client)
+    response = ws.search("q", include_answer=True)
+    assert CANARY not in response.model_dump_json() + response.render()
+    assert "[redacted]" in response.render()

@@ -8,6 +8,12 @@
 | SearXNG base URL | ``searxng_url``  | ``SEARXNG_URL``, ``SEARX_HOST``         |
 | Brave base URL   | ``brave_base_url`` | ``BRAVE_BASE_URL``                    |
 | Tavily base URL  | ``tavily_base_url`` | ``TAVILY_BASE_URL``                  |
+| Anthropic key    | ``anthropic_api_key`` | ``ANTHROPIC_API_KEY``               |
+| OpenAI key       | ``openai_api_key``  | ``OPENAI_API_KEY``                    |
+| OpenRouter key   | ``openrouter_api_key`` | ``OPENROUTER_API_KEY``             |
+| Gemini key       | ``gemini_api_key``  | ``GEMINI_API_KEY``, ``GOOGLE_API_KEY`` |
+| a vendor's model | ``<vendor>_model``  | ``WEBSEARCH_<VENDOR>_MODEL``          |
+| a vendor's base URL | ``<vendor>_base_url`` | ``<VENDOR>_BASE_URL``             |
 | search deadline (s) | ``timeout``   | ``WEBSEARCH_TIMEOUT``                   |
 | provider answer ceiling | ``provider_max_bytes`` | ``WEBSEARCH_PROVIDER_MAX_BYTES`` |
 | fetch ceiling    | ``fetch_max_bytes`` | ``WEBSEARCH_FETCH_MAX_BYTES``        |
@@ -40,6 +46,18 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "searxng_url": ("SEARXNG_URL", "SEARX_HOST"),
     "brave_base_url": ("BRAVE_BASE_URL",),
     "tavily_base_url": ("TAVILY_BASE_URL",),
+    "anthropic_api_key": ("ANTHROPIC_API_KEY",),
+    "openai_api_key": ("OPENAI_API_KEY",),
+    "openrouter_api_key": ("OPENROUTER_API_KEY",),
+    "gemini_api_key": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "anthropic_base_url": ("ANTHROPIC_BASE_URL",),
+    "openai_base_url": ("OPENAI_BASE_URL",),
+    "openrouter_base_url": ("OPENROUTER_BASE_URL",),
+    "gemini_base_url": ("GEMINI_BASE_URL",),
+    "anthropic_model": ("WEBSEARCH_ANTHROPIC_MODEL",),
+    "openai_model": ("WEBSEARCH_OPENAI_MODEL",),
+    "openrouter_model": ("WEBSEARCH_OPENROUTER_MODEL",),
+    "gemini_model": ("WEBSEARCH_GEMINI_MODEL",),
     "timeout": ("WEBSEARCH_TIMEOUT",),
     "provider_max_bytes": ("WEBSEARCH_PROVIDER_MAX_BYTES",),
     "fetch_max_bytes": ("WEBSEARCH_FETCH_MAX_BYTES",),
@@ -60,11 +78,25 @@ class Settings(BaseModel):
     provider: str = "auto"
     brave_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
+    #: Grounded vendors: a key turns the provider on; the model has a documented default
+    #: (each provider's ``default_model``).
+    anthropic_api_key: SecretStr | None = None
+    openai_api_key: SecretStr | None = None
+    openrouter_api_key: SecretStr | None = None
+    gemini_api_key: SecretStr | None = None
+    anthropic_model: str | None = None
+    openai_model: str | None = None
+    openrouter_model: str | None = None
+    gemini_model: str | None = None
     #: Operator endpoints. A credential in one (``https://user:pass@host``) is a secret: shown
     #: masked, redacted from every message, and sent as a header, never in a URL.
     searxng_url: SecretURL | None = None
     brave_base_url: SecretURL | None = None
     tavily_base_url: SecretURL | None = None
+    anthropic_base_url: SecretURL | None = None
+    openai_base_url: SecretURL | None = None
+    openrouter_base_url: SecretURL | None = None
+    gemini_base_url: SecretURL | None = None
     #: One deadline for a whole search: connect, TLS, headers, body, the retry and its wait.
     timeout: float = Field(default=10.0, gt=0, le=120)
     #: A provider's answer is read like a page: decoded bytes up to this ceiling.
@@ -99,13 +131,30 @@ class Settings(BaseModel):
     def _lower(cls, value: str) -> str:
         return value.strip().lower()
 
-    @field_validator("brave_api_key", "tavily_api_key", mode="before")
+    @field_validator(
+        "brave_api_key",
+        "tavily_api_key",
+        "anthropic_api_key",
+        "openai_api_key",
+        "openrouter_api_key",
+        "gemini_api_key",
+        mode="before",
+    )
     @classmethod
     def _blank_key_is_no_key(cls, value: object) -> object:
         raw = value.get_secret_value() if isinstance(value, SecretStr) else value
         return None if isinstance(raw, str) and not raw.strip() else value
 
-    @field_validator("searxng_url", "brave_base_url", "tavily_base_url", mode="before")
+    @field_validator(
+        "searxng_url",
+        "brave_base_url",
+        "tavily_base_url",
+        "anthropic_base_url",
+        "openai_base_url",
+        "openrouter_base_url",
+        "gemini_base_url",
+        mode="before",
+    )
     @classmethod
     def _base_url(cls, value: object) -> object:
         raw = value.get_secret_value() if isinstance(value, SecretStr) else value
@@ -114,6 +163,17 @@ class Settings(BaseModel):
         if not isinstance(raw, str):
             raise ValueError("give the base URL as a string, e.g. http://localhost:8080")
         return SecretURL(normalise_base_url(raw))
+
+    @field_validator(
+        "anthropic_model", "openai_model", "openrouter_model", "gemini_model", mode="before"
+    )
+    @classmethod
+    def _model_name(cls, value: object) -> object:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if not isinstance(value, str) or not value.strip().isprintable() or " " in value.strip():
+            raise ValueError("give the model's name, such as 'claude-haiku-4-5'")
+        return value.strip()
 
     @field_validator("fetch_proxy", mode="before")
     @classmethod

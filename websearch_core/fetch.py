@@ -263,6 +263,44 @@ class Fetcher:
             _page, first, target, redirects, response, body, started, headers_at
         )
 
+    # Where a redirect link leads (a grounded vendor's citation links): one request through
+    # the jail, the Location read and checked by the jail's URL rules, never followed and no
+    # body read. ``None`` when the answer is not a redirect.
+
+    def locate(self, url: str, deadline: float) -> str | None:
+        target = parse_url(url, self.policy)
+        with deadline_scope(deadline), _fetch_errors(self.limits.deadline_s):
+            remaining = self._before_hop(target, deadline)
+            request = _hop_request(target, self._headers, remaining)
+            response = self._sync_transport().handle_request(request)
+            try:
+                following = _redirect_target(response, target, self.policy)
+            finally:
+                response.close()
+        return following.url if following is not None else None
+
+    async def alocate(self, url: str, deadline: float) -> str | None:
+        target = parse_url(url, self.policy)
+        try:
+            with (
+                anyio.fail_after(max(0.0, deadline - time.monotonic())),
+                deadline_scope(deadline),
+                _fetch_errors(self.limits.deadline_s),
+            ):
+                if self._proxy:
+                    remaining = await anyio.to_thread.run_sync(self._before_hop, target, deadline)
+                else:
+                    remaining = self._before_hop(target, deadline)
+                request = _hop_request(target, self._headers, remaining)
+                response = await self._async_transport().handle_async_request(request)
+                try:
+                    following = _redirect_target(response, target, self.policy)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            raise FetchTimeoutError(self.limits.deadline_s) from None
+        return following.url if following is not None else None
+
     def close(self) -> None:
         if self._transport is not None:
             self._transport.close()

@@ -151,10 +151,17 @@ def send(
     cap: float,
     seconds: float,
     max_bytes: int,
+    deadline: float | None = None,
 ) -> httpx.Response:
     """Send with one retry on 429/5xx, all within ``seconds``; return a 2xx response
-    with a body of at most ``max_bytes`` decoded bytes, or raise a ``ProviderError``."""
-    deadline = time.monotonic() + seconds
+    with a body of at most ``max_bytes`` decoded bytes, or raise a ``ProviderError``.
+
+    ``deadline`` (``time.monotonic()`` clock), when given, is the end of a search that takes
+    several calls; ``seconds`` is then its whole length, as the error messages say it."""
+    if deadline is None:
+        deadline = time.monotonic() + seconds
+    if deadline <= time.monotonic():
+        raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s")
     with deadline_scope(deadline):
         for attempt in (1, 2):
             try:
@@ -186,11 +193,15 @@ async def asend(
     cap: float,
     seconds: float,
     max_bytes: int,
+    deadline: float | None = None,
 ) -> httpx.Response:
     """``send`` for the event loop; the cancel scope also holds a client passed in."""
-    deadline = time.monotonic() + seconds
+    if deadline is None:
+        deadline = time.monotonic() + seconds
+    if deadline <= time.monotonic():
+        raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s")
     try:
-        with anyio.fail_after(seconds), deadline_scope(deadline):
+        with anyio.fail_after(deadline - time.monotonic()), deadline_scope(deadline):
             for attempt in (1, 2):
                 try:
                     prepared = _prepared(client, request, deadline - time.monotonic())

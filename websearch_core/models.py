@@ -23,6 +23,7 @@ from websearch_core.text import one_line
 
 __all__ = [
     "MAX_COUNT",
+    "AnswerCitation",
     "EngineOutcome",
     "FetchRequest",
     "Freshness",
@@ -32,6 +33,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
+    "Usage",
     "argument_message",
     "validation_message",
 ]
@@ -222,6 +224,34 @@ class EngineOutcome(BaseModel):
     error: str | None = None
 
 
+class Usage(BaseModel):
+    """What one search spent at the provider, for a caller who meters it.
+
+    ``searches`` counts the searches the vendor ran and bills (a plain index: one per call;
+    a grounded vendor: as many as its model chose, from the vendor's own count); ``requests``
+    the HTTP calls made (a paused turn that is continued is two); tokens are ``None`` for a
+    provider that bills none. A memo hit spent nothing and says so (all zero).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    searches: int = 0
+    requests: int = 0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class AnswerCitation(BaseModel):
+    """A span of ``answer`` (``start``/``end`` in characters of the Python string, end
+    exclusive) backed by the results ranked ``ranks``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    ranks: tuple[int, ...]
+
+
 class SearchResponse(BaseModel):
     """What a search returned, plus which provider ran and how its engines fared."""
 
@@ -231,6 +261,12 @@ class SearchResponse(BaseModel):
     provider: str
     results: list[SearchResult]
     answer: str | None = None
+    #: Which results back which part of ``answer`` (grounded providers), for the [n] markers.
+    citations: list[AnswerCitation] = Field(default_factory=list)
+    #: The vendor stopped before its answer was finished (a token limit, a turn paused too
+    #: often): the answer is shown, marked as cut off, never passed off as complete.
+    answer_truncated: bool = False
+    usage: Usage = Field(default_factory=Usage)
     sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
     outcomes: list[EngineOutcome] = Field(default_factory=list)
     from_memo: bool = False

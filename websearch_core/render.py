@@ -10,9 +10,16 @@ from websearch_core.errors import InvalidRequestError
 from websearch_core.text import clean_text, one_line
 
 if TYPE_CHECKING:
-    from websearch_core.models import Page, SearchResponse
+    from websearch_core.models import AnswerCitation, Page, SearchResponse
 
-__all__ = ["FENCE_END", "FENCE_NOTE", "fence_skeleton", "render_page", "render_search"]
+__all__ = [
+    "FENCE_END",
+    "FENCE_NOTE",
+    "cited_answer",
+    "fence_skeleton",
+    "render_page",
+    "render_search",
+]
 
 
 def _date(published: str | None) -> str:
@@ -38,7 +45,10 @@ def render_search(response: SearchResponse) -> str:
     """
     blocks: list[str] = []
     if response.answer:
-        blocks.append(f"Answer: {one_line(response.answer)}")
+        answer = one_line(cited_answer(response.answer, response.citations))
+        if response.answer_truncated:
+            answer += " [… cut off: the provider stopped before finishing its answer]"
+        blocks.append(f"Answer: {answer}")
     menu: list[str] = []
     for result in response.results:
         menu.append(f"{result.rank}. {result.title} — {result.url}")
@@ -58,6 +68,35 @@ def render_search(response: SearchResponse) -> str:
         f'{len(response.results)} {noun} from {response.provider} for "{response.query}".'
     )
     return "\n\n".join(blocks)
+
+
+#: Characters a citation marker moves past, so that it follows the sentence's punctuation.
+_CLOSING = frozenset(".,;:!?)]}\"'”’»")
+
+
+def cited_answer(answer: str, citations: list[AnswerCitation]) -> str:
+    """``answer`` with ``[n]`` after each cited span, ``n`` the rank of a result backing it.
+
+    A marker goes where its span ends, before any whitespace the span ends with and after
+    the closing punctuation that follows it; markers at one place are merged in rank order.
+    """
+    at: dict[int, list[int]] = {}
+    for citation in citations:
+        end = min(citation.end, len(answer))
+        while end > citation.start and answer[end - 1].isspace():
+            end -= 1
+        while end < len(answer) and answer[end] in _CLOSING:
+            end += 1
+        ranks = at.setdefault(end, [])
+        ranks.extend(rank for rank in citation.ranks if rank not in ranks)
+    pieces: list[str] = []
+    position = 0
+    for end in sorted(at):
+        pieces.append(answer[position:end])
+        pieces.append("".join(f"[{rank}]" for rank in sorted(at[end])))
+        position = end
+    pieces.append(answer[position:])
+    return "".join(pieces)
 
 
 FENCE_END = "--- end fetched content ---"

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from websearch_core.models import SearchRequest
     from websearch_core.providers.base import Provider
 
-__all__ = ["OPTIONS", "Support", "choose_provider", "rewrite_query", "unmet_options"]
+__all__ = ["OPTIONS", "Support", "choose_provider", "rewrite_query", "unmet_by", "unmet_options"]
 
 
 class Support(str, Enum):
@@ -50,16 +50,31 @@ OPTIONS: tuple[str, ...] = (
 _BY_OPERATOR = frozenset({"include_domains", "exclude_domains"})
 
 
-def unmet_options(request: SearchRequest, capabilities: Mapping[str, Support]) -> list[str]:
-    """The options ``request`` uses that these capabilities cannot honour."""
+def unmet_options(
+    request: SearchRequest,
+    capabilities: Mapping[str, Support],
+    exclusive: Sequence[frozenset[str]] = (),
+) -> list[str]:
+    """The options ``request`` uses that these capabilities cannot honour; options in one
+    ``exclusive`` set, used together, are one unmet entry (``"a with b"``)."""
+    used = request.options_used()
     unmet = []
-    for option in request.options_used():
+    for option in used:
         support = capabilities.get(option, Support.UNSUPPORTED)
         if support is Support.UNSUPPORTED or (
             support is Support.QUERY_OPERATOR and option not in _BY_OPERATOR
         ):
             unmet.append(option)
+    for group in exclusive:
+        together = [option for option in used if option in group]
+        if len(together) > 1:
+            unmet.append(" with ".join(together))
     return unmet
+
+
+def unmet_by(request: SearchRequest, provider: Provider) -> list[str]:
+    """``unmet_options`` for one provider's declarations."""
+    return unmet_options(request, provider.capabilities, provider.exclusive_options)
 
 
 def _too_long(request: SearchRequest, provider: Provider) -> int:
@@ -72,16 +87,12 @@ def choose_provider(
     request: SearchRequest, pinned: str | None, configured: Sequence[Provider]
 ) -> Provider:
     """The provider that will serve ``request``; raises before anything is sent."""
-    able = [
-        p
-        for p in configured
-        if not unmet_options(request, p.capabilities) and not _too_long(request, p)
-    ]
+    able = [p for p in configured if not unmet_by(request, p) and not _too_long(request, p)]
     if pinned is not None:
         provider = next((p for p in configured if p.name == pinned), None)
         if provider is None:
             raise ConfigurationError(f"search provider {pinned!r} is not configured")
-        unmet = unmet_options(request, provider.capabilities)
+        unmet = unmet_by(request, provider)
         if unmet:
             raise UnsupportedOptionError(pinned, unmet, [p.name for p in able])
         if length := _too_long(request, provider):
@@ -93,7 +104,9 @@ def choose_provider(
     if not configured:
         raise ConfigurationError(
             "no search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY or "
-            f"SEARXNG_URL, or for the keyless default, {install_hint('ddgs')}"
+            "SEARXNG_URL (or a grounded vendor's key: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+            "GEMINI_API_KEY, OPENROUTER_API_KEY), or for the keyless default, "
+            f"{install_hint('ddgs')}"
         )
     if able:
         return able[0]
@@ -102,7 +115,7 @@ def choose_provider(
 
 
 def _gap(request: SearchRequest, provider: Provider) -> str:
-    unmet = unmet_options(request, provider.capabilities)
+    unmet = unmet_by(request, provider)
     if unmet:
         return f"{provider.name} lacks {', '.join(unmet)}"
     return (

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import datetime as dt
 import inspect
 import logging
@@ -38,11 +40,12 @@ from websearch_core.models import (
     SafeSearch,
     SearchRequest,
     SearchResponse,
+    Usage,
     argument_message,
     validation_message,
 )
 from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
-from websearch_core.providers.base import ProviderAnswer
+from websearch_core.providers.base import Call, ProviderAnswer
 from websearch_core.routing import Support, choose_provider, rewrite_query
 from websearch_core.secrets import Redactor
 from websearch_core.transport import (
@@ -62,6 +65,16 @@ _PAGE_MEMO_SIZE = 16
 #: Blocking providers (ddgs) run here even for a sync search, so the caller can stop waiting
 #: at the deadline; the library's own timeout ends the abandoned call soon after.
 _BLOCKING_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="websearch-search")
+#: A vendor's redirect links (Gemini's) are resolved concurrently, within the search's
+#: deadline and at most this long: a link not resolved in time is kept as it is.
+LOCATE_BUDGET_S = 3.0
+_LOCATES = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-locate")
+
+
+def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
+    """The answer with its usage complete: a plain index's call is one search, no tokens."""
+    usage = answer.usage or Usage(searches=1)
+    return dataclasses.replace(answer, usage=usage.model_copy(update={"requests": calls}))
 
 
 def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError]:
@@ -107,6 +120,18 @@ class WebSearch:
         searxng_url: str | SecretStr | None = None,
         brave_base_url: str | SecretStr | None = None,
         tavily_base_url: str | SecretStr | None = None,
+        anthropic_api_key: str | SecretStr | None = None,
+        openai_api_key: str | SecretStr | None = None,
+        openrouter_api_key: str | SecretStr | None = None,
+        gemini_api_key: str | SecretStr | None = None,
+        anthropic_model: str | None = None,
+        openai_model: str | None = None,
+        openrouter_model: str | None = None,
+        gemini_model: str | None = None,
+        anthropic_base_url: str | SecretStr | None = None,
+        openai_base_url: str | SecretStr | None = None,
+        openrouter_base_url: str | SecretStr | None = None,
+        gemini_base_url: str | SecretStr | None = None,
         timeout: float | None = None,
         provider_max_bytes: int | None = None,
         max_retry_wait: float | None = None,
@@ -132,6 +157,18 @@ class WebSearch:
             "searxng_url": searxng_url,
             "brave_base_url": brave_base_url,
             "tavily_base_url": tavily_base_url,
+            "anthropic_api_key": anthropic_api_key,
+            "openai_api_key": openai_api_key,
+            "openrouter_api_key": openrouter_api_key,
+            "gemini_api_key": gemini_api_key,
+            "anthropic_model": anthropic_model,
+            "openai_model": openai_model,
+            "openrouter_model": openrouter_model,
+            "gemini_model": gemini_model,
+            "anthropic_base_url": anthropic_base_url,
+            "openai_base_url": openai_base_url,
+            "openrouter_base_url": openrouter_base_url,
+            "gemini_base_url": gemini_base_url,
             "timeout": timeout,
             "provider_max_bytes": provider_max_bytes,
             "max_retry_wait": max_retry_wait,
@@ -252,21 +289,13 @@ class WebSearch:
         with boundary("search", self._redactor):
             request, chosen, query_sent, key = self._plan(args)
             if (hit := self._memo.get(key)) is not None:
-                return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+                return self._recalled(hit)
             started = time.perf_counter()
             if isinstance(chosen, BlockingProvider):
-                answer = self._blocking(chosen, request, query_sent)
+                answer = _spent(self._blocking(chosen, request, query_sent), 1)
             else:
                 assert isinstance(chosen, HttpProvider)
-                response = http.send(
-                    self._sync_client(),
-                    chosen,
-                    chosen.build_request(request, query_sent),
-                    cap=self.settings.max_retry_wait,
-                    seconds=self.settings.timeout,
-                    max_bytes=self.settings.provider_max_bytes,
-                )
-                answer = chosen.parse_response(response, request)
+                answer = self._exchange(chosen, request, query_sent)
             return self._finish(key, request, chosen, query_sent, answer, started)
 
     async def asearch(
@@ -293,22 +322,104 @@ class WebSearch:
         with boundary("search", self._redactor):
             request, chosen, query_sent, key = self._plan(args)
             if (hit := self._memo.get(key)) is not None:
-                return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0})
+                return self._recalled(hit)
             started = time.perf_counter()
             if isinstance(chosen, BlockingProvider):
-                answer = await self._ablocking(chosen, request, query_sent)
+                answer = _spent(await self._ablocking(chosen, request, query_sent), 1)
             else:
                 assert isinstance(chosen, HttpProvider)
-                response = await http.asend(
-                    self._async_client(),
-                    chosen,
-                    chosen.build_request(request, query_sent),
+                answer = await self._aexchange(chosen, request, query_sent)
+            return self._finish(key, request, chosen, query_sent, answer, started)
+
+    # A provider's exchange is driven step by step under ONE deadline (the session's
+    # ``timeout``): every call, its retry, and any redirect resolution share it.
+
+    def _exchange(
+        self, provider: HttpProvider, request: SearchRequest, query: str
+    ) -> ProviderAnswer:
+        deadline = time.monotonic() + self.settings.timeout
+        flow = provider.exchange(request, query)
+        reply: object = None
+        calls = 0
+        while True:
+            try:
+                step = flow.send(reply)
+            except StopIteration as done:
+                return _spent(done.value, calls)
+            if isinstance(step, Call):
+                calls += 1
+                reply = http.send(
+                    self._sync_client(),
+                    provider,
+                    step.request,
                     cap=self.settings.max_retry_wait,
                     seconds=self.settings.timeout,
                     max_bytes=self.settings.provider_max_bytes,
+                    deadline=deadline,
                 )
-                answer = chosen.parse_response(response, request)
-            return self._finish(key, request, chosen, query_sent, answer, started)
+            else:
+                reply = self._locate(step.urls, deadline)
+
+    async def _aexchange(
+        self, provider: HttpProvider, request: SearchRequest, query: str
+    ) -> ProviderAnswer:
+        deadline = time.monotonic() + self.settings.timeout
+        flow = provider.exchange(request, query)
+        reply: object = None
+        calls = 0
+        while True:
+            try:
+                step = flow.send(reply)
+            except StopIteration as done:
+                return _spent(done.value, calls)
+            if isinstance(step, Call):
+                calls += 1
+                reply = await http.asend(
+                    self._async_client(),
+                    provider,
+                    step.request,
+                    cap=self.settings.max_retry_wait,
+                    seconds=self.settings.timeout,
+                    max_bytes=self.settings.provider_max_bytes,
+                    deadline=deadline,
+                )
+            else:
+                reply = await self._alocate(step.urls, deadline)
+
+    def _locate(self, urls: tuple[str, ...], deadline: float) -> dict[str, str]:
+        """Where each redirect link leads, through the URL jail; links not resolved in time
+        (or refused, or not redirecting) are left out."""
+        end = min(deadline, time.monotonic() + LOCATE_BUDGET_S)
+        pending = [(url, _LOCATES.submit(self._fetcher.locate, url, end)) for url in urls]
+        found: dict[str, str] = {}
+        for url, future in pending:
+            with contextlib.suppress(WebSearchError, FutureTimeout):
+                # A margin past ``end``: the socket deadline ends the call itself.
+                target = future.result(timeout=max(0.0, end - time.monotonic()) + 0.5)
+                if target is not None:
+                    found[url] = target
+        return found
+
+    async def _alocate(self, urls: tuple[str, ...], deadline: float) -> dict[str, str]:
+        end = min(deadline, time.monotonic() + LOCATE_BUDGET_S)
+        found: dict[str, str] = {}
+
+        async def one(url: str) -> None:
+            with contextlib.suppress(WebSearchError):
+                target = await self._fetcher.alocate(url, end)
+                if target is not None:
+                    found[url] = target
+
+        with anyio.move_on_after(max(0.0, end - time.monotonic())):
+            async with anyio.create_task_group() as group:
+                for url in urls:
+                    group.start_soon(one, url)
+        return found
+
+    @staticmethod
+    def _recalled(hit: SearchResponse) -> SearchResponse:
+        """A memo hit: the same answer, which spent nothing this time."""
+        return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0, "usage": Usage()})
 
     def _blocking(
         self, provider: BlockingProvider, request: SearchRequest, query: str
@@ -383,6 +494,9 @@ class WebSearch:
             provider=provider.name,
             results=answer.results,
             answer=answer.answer,
+            citations=answer.citations,
+            answer_truncated=answer.answer_truncated,
+            usage=answer.usage or Usage(),
             sent_query=query_sent,
             outcomes=answer.outcomes,
             elapsed_ms=elapsed_ms,
@@ -392,10 +506,12 @@ class WebSearch:
                 self._redactor.redact(response.model_dump_json())
             )
         logger.info(
-            "search provider=%s query=%r results=%d elapsed_ms=%.0f",
+            "search provider=%s query=%r results=%d searches=%d requests=%d elapsed_ms=%.0f",
             provider.name,
             self._redactor.redact(query_sent),
             len(answer.results),
+            response.usage.searches,
+            response.usage.requests,
             elapsed_ms,
         )
         self._memo.put(key, response)

@@ -65,6 +65,10 @@ def system_resolver(host: str, port: int) -> list[IPAddress]:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
         raise FetchError(f"the site's name could not be resolved ({exc.strerror})") from None
+    except (OSError, UnicodeError) as exc:  # no resolver at all, a name the codec refuses
+        raise FetchError(
+            f"the site's name could not be resolved ({type(exc).__name__})", retryable=True
+        ) from None
     addresses = []
     for info in infos:
         address = read_ip(str(info[4][0]))

@@ -24,7 +24,11 @@ import yaml
 from pydantic import SecretStr
 
 from websearch_core.models import SearchRequest
+from websearch_core.providers.anthropic import AnthropicProvider
 from websearch_core.providers.brave import BraveProvider
+from websearch_core.providers.gemini import GeminiProvider
+from websearch_core.providers.openai import OpenAIProvider
+from websearch_core.providers.openrouter import OpenRouterProvider
 from websearch_core.providers.searxng import SearxngProvider
 from websearch_core.providers.tavily import TavilyProvider
 from websearch_core.routing import rewrite_query
@@ -34,12 +38,32 @@ FIXTURES = HERE.parent / "fixtures" / "documented"
 #: Stands in for a key in the requests we build; VCR's header filter would drop it anyway.
 PLACEHOLDER = "placeholder-not-a-key"
 SEARXNG_BASE = "http://127.0.0.1:8888"
+#: The grounded vendors' documented examples: (provider, the query the test asks, fixture).
+GROUNDED = [
+    (AnthropicProvider, "When was Claude Shannon born?", "anthropic_web_search.json"),
+    (OpenAIProvider, "positive news story today", "openai_web_search.json"),
+    (GeminiProvider, "Who won the euro 2024?", "gemini_google_search.json"),
+    (OpenRouterProvider, "What is OpenRouter?", "openrouter_web_search.json"),
+]
+#: Gemini's citation links redirect to the cited page; the targets here are illustrative.
+GEMINI_REDIRECTS = {
+    "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQ01": (
+        "https://www.aljazeera.com/sports/2024/7/14/spain-beat-england-to-win-euro-2024"
+    ),
+    "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AUZIYQ02": (
+        "https://www.uefa.com/euro2024/news/spain-crowned-champions/"
+    ),
+}
 
 
 def _interaction(
     request: httpx.Request, status: int, body: Any, headers: dict[str, str]
 ) -> dict[str, Any]:
-    kept = {k: [v] for k, v in request.headers.items() if k.lower() in ("accept", "content-type")}
+    kept = {
+        k: [v]
+        for k, v in request.headers.items()
+        if k.lower() in ("accept", "content-type", "anthropic-version")
+    }
     return {
         "request": {
             "body": request.content.decode() or None,
@@ -202,6 +226,20 @@ def main() -> None:
             )
         ],
     )
+
+    for provider_class, query, fixture in GROUNDED:
+        provider = provider_class(SecretStr(PLACEHOLDER))
+        interactions = [_interaction(_built(provider, query=query), 200, _fixture(fixture), {})]
+        if provider.name == "gemini":  # where its redirect links lead (illustrative targets)
+            interactions += [
+                _interaction(httpx.Request("GET", link), 302, "", {"Location": target})
+                for link, target in GEMINI_REDIRECTS.items()
+            ]
+        _write(
+            HERE / "test_grounded" / f"{provider.name}_documented.yaml",
+            f"{provider.name}'s documented example response, completed to its SDK's types",
+            interactions,
+        )
 
 
 if __name__ == "__main__":

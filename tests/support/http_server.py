@@ -143,7 +143,10 @@ class ScriptedServer:
         return sum(1 for s in self.seen if s.path == path)
 
     def start(self) -> None:
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # A short poll interval: shutdown() waits up to one interval, once per test.
+        threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        ).start()
 
     def stop(self) -> None:
         self._httpd.shutdown()

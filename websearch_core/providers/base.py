@@ -1,9 +1,13 @@
-"""What a provider is: a name, what it honours, and two pure functions.
+"""What a provider is: a name, what it honours, and pure functions.
 
 An HTTP provider builds an ``httpx.Request`` and decodes an ``httpx.Response``; the session
 sends it, sync or async, through one retry and timeout path (``websearch_core.http``). A
-provider backed by a blocking library (``ddgs``) exposes one blocking call, which the
-session runs on a worker thread under ``asearch`` so it never blocks the event loop.
+provider whose search takes several steps (a grounded vendor that pauses its turn, redirect
+links to resolve) writes them as an ``exchange``: a generator that yields each step (``Call``
+the vendor, ``Locate`` redirect targets) and is sent the outcome, so one flow serves the sync
+and the async session alike. A provider backed by a blocking library (``ddgs``) exposes one
+blocking call, which the session runs on a worker thread under ``asearch`` so it never
+blocks the event loop.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import base64
 import html
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
@@ -22,14 +26,17 @@ from pydantic import SecretStr
 
 from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
-from websearch_core.models import EngineOutcome, SearchRequest, SearchResult
+from websearch_core.models import AnswerCitation, EngineOutcome, SearchRequest, SearchResult, Usage
 from websearch_core.routing import Support
 
 __all__ = [
     "BlockingProvider",
+    "Call",
     "Endpoint",
+    "Exchange",
     "HttpProvider",
     "KeyedHttpProvider",
+    "Locate",
     "Provider",
     "ProviderAnswer",
 ]
@@ -44,6 +51,31 @@ class ProviderAnswer:
     results: list[SearchResult]
     answer: str | None = None
     outcomes: list[EngineOutcome] = field(default_factory=list)
+    citations: list[AnswerCitation] = field(default_factory=list)
+    answer_truncated: bool = False
+    #: What the vendor reported spending; ``None``: one search, no tokens (a plain index).
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """A step of an exchange: send this request to the provider (one retry on 429/5xx, the
+    search's deadline); the exchange is sent back the successful ``httpx.Response``."""
+
+    request: httpx.Request
+
+
+@dataclass(frozen=True)
+class Locate:
+    """A step of an exchange: these URLs are a vendor's redirect links; the exchange is sent
+    back a ``dict`` from each to where it leads, for those resolved in time through the URL
+    jail (the others are left out, so the caller keeps the link)."""
+
+    urls: tuple[str, ...]
+
+
+#: A provider's search as steps: yields ``Call``/``Locate``, returns the answer.
+Exchange = Generator[Call | Locate, object, ProviderAnswer]
 
 
 @dataclass(frozen=True)
@@ -81,6 +113,8 @@ class Provider(ABC):
     capabilities: ClassVar[Mapping[str, Support]]
     #: The longest query (after ``site:`` rewriting) the provider accepts.
     max_query_chars: ClassVar[int] = 2_000
+    #: Options it honours one at a time, never together (Anthropic's two domain lists).
+    exclusive_options: ClassVar[tuple[frozenset[str], ...]] = ()
 
     @classmethod
     @abstractmethod
@@ -106,6 +140,12 @@ class HttpProvider(Provider):
     @abstractmethod
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         """Map a successful response to results."""
+
+    def exchange(self, request: SearchRequest, query: str) -> Exchange:
+        """The search as steps; for most providers, one call and its answer."""
+        response = yield Call(self.build_request(request, query))
+        assert isinstance(response, httpx.Response)
+        return self.parse_response(response, request)
 
     def error_for(self, response: httpx.Response) -> ProviderError | None:
         """A provider-specific error for a failed response, or ``None`` for the generic one."""

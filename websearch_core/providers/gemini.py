@@ -1,0 +1,210 @@
+"""Gemini (Developer API): ``generateContent`` with the ``google_search`` grounding tool.
+
+Docs: https://ai.google.dev/gemini-api/docs/google-search
+
+The vendor traps, and what is done about each:
+
+- ``groundingSupports[].segment`` offsets are UTF-8 BYTE offsets within one part
+  (``partIndex``), not character offsets into the answer: each is converted per part, so a
+  non-ASCII answer keeps its citations on the right words. Zero values are omitted in the
+  JSON (an absent ``startIndex`` is 0).
+- No ``groundingMetadata`` (or no non-empty ``webSearchQueries``) means the model did not
+  search: reported as "not grounded", an error, never as "no results found".
+- ``groundingChunks[].web.uri`` is a Google redirect link and ``title`` only the domain: each
+  link is resolved to its target through the URL jail (concurrently, within the search's
+  deadline and at most ``LOCATE_BUDGET_S``), keeping the link when that fails.
+- ``timeRangeFilter`` takes both ends or neither: an open end is filled (the start with
+  ``_EARLIEST``, the end with tomorrow, as the end is exclusive). Domain filters exist on
+  Vertex only: refused here.
+- A bad key is a 400 with ``API_KEY_INVALID``, not a 401.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+import httpx
+
+from websearch_core.errors import AuthenticationError, ProviderError, ProviderResponseError
+from websearch_core.models import SearchRequest, Usage
+from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer
+from websearch_core.providers.grounded import (
+    INSTRUCTIONS,
+    MAX_ANSWER_TOKENS,
+    Citations,
+    GroundedProvider,
+    add_counts,
+    as_dict,
+    as_list,
+    count_of,
+)
+from websearch_core.routing import Support
+
+_EARLIEST = dt.datetime(1990, 1, 1, tzinfo=dt.timezone.utc)
+_WINDOW = {
+    "day": dt.timedelta(days=1),
+    "week": dt.timedelta(weeks=1),
+    "month": dt.timedelta(days=31),
+    "year": dt.timedelta(days=366),
+}
+#: Redirect links resolved per search: the menu holds at most 10 results.
+MAX_LOCATES = 20
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
+
+
+def time_range(request: SearchRequest, now: dt.datetime | None = None) -> dict[str, str] | None:
+    """``timeRangeFilter`` for the request: start inclusive, end exclusive, both always set."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    if request.freshness:
+        return {"startTime": _stamp(now - _WINDOW[request.freshness]), "endTime": _stamp(now)}
+    if not (request.date_from or request.date_to):
+        return None
+    start = _midnight(request.date_from) if request.date_from else _EARLIEST
+    last_day = request.date_to or now.date()
+    return {
+        "startTime": _stamp(start),
+        "endTime": _stamp(_midnight(last_day) + dt.timedelta(days=1)),
+    }
+
+
+def characters(text: str, byte_offset: int) -> int:
+    """The character offset in ``text`` of a UTF-8 byte offset (one inside a character
+    counts up to that character's start)."""
+    return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+
+
+class GeminiProvider(GroundedProvider):
+    name = "gemini"
+    key_setting = "gemini_api_key"
+    key_variable = "GEMINI_API_KEY"
+    default_base_url = "https://generativelanguage.googleapis.com"
+    #: Google's alias for its current Flash model (grounding is billed per search query).
+    default_model = "gemini-flash-latest"
+    capabilities: ClassVar = {
+        "include_domains": Support.UNSUPPORTED,  # Vertex only
+        "exclude_domains": Support.UNSUPPORTED,  # Vertex only
+        "freshness": Support.NATIVE,  # a timeRangeFilter window ending now
+        "date_range": Support.NATIVE,  # timeRangeFilter, both ends
+        "include_answer": Support.NATIVE,
+        "country": Support.UNSUPPORTED,  # no documented effect on search
+        "language": Support.UNSUPPORTED,
+        "safesearch": Support.UNSUPPORTED,
+        "page": Support.UNSUPPORTED,
+    }
+
+    def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
+        search: dict[str, Any] = {}
+        if window := time_range(request):
+            search["timeRangeFilter"] = window
+        return self._endpoint.request(
+            "POST",
+            f"/v1beta/models/{quote(self.model, safe='')}:generateContent",
+            json={
+                "systemInstruction": {"parts": [{"text": INSTRUCTIONS}]},
+                "contents": [{"role": "user", "parts": [{"text": query}]}],
+                "tools": [{"google_search": search}],
+                # Thinking models spend output tokens before answering: room for both.
+                "generationConfig": {"maxOutputTokens": 4 * MAX_ANSWER_TOKENS},
+            },
+            headers={
+                "Accept": "application/json",
+                "x-goog-api-key": self._api_key.get_secret_value(),
+            },
+        )
+
+    def exchange(self, request: SearchRequest, query: str) -> Exchange:
+        response = yield Call(self.build_request(request, query))
+        assert isinstance(response, httpx.Response)
+        citations, text, usage, truncated = self._grounding(self.read_json(response))
+        links = tuple(dict.fromkeys([*citations.cited, *citations.found]))[:MAX_LOCATES]
+        targets = yield Locate(links)
+        assert isinstance(targets, dict)
+        return citations.answer(request, text, usage=usage, truncated=truncated, rename=targets)
+
+    def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
+        """One response without resolving its links (``exchange`` resolves them)."""
+        citations, text, usage, truncated = self._grounding(self.read_json(response))
+        return citations.answer(request, text, usage=usage, truncated=truncated)
+
+    def _grounding(self, data: dict[str, Any]) -> tuple[Citations, str, Usage, bool]:
+        candidates = data.get("candidates")
+        if not isinstance(candidates, list) or not candidates:
+            feedback = as_dict(data.get("promptFeedback")).get("blockReason")
+            if feedback:
+                raise ProviderResponseError(
+                    self.name, f"{self.name} blocked the query ({feedback}): rephrase it"
+                )
+            raise self.malformed("no candidates")
+        candidate = as_dict(candidates[0])
+        parts = as_list(as_dict(candidate.get("content")).get("parts"))
+        grounding = as_dict(candidate.get("groundingMetadata"))
+        queries = [
+            q for q in as_list(grounding.get("webSearchQueries")) if isinstance(q, str) and q
+        ]
+        if not queries:
+            raise ProviderResponseError(
+                self.name,
+                f"{self.name}'s answer is not grounded: its model did not search the web, so "
+                "the answer has no sources; rephrase the query as a search, or use another "
+                "provider",
+            )
+        # Where each text part starts in the joined answer (thoughts are not the answer).
+        starts: dict[int, int] = {}
+        texts: dict[int, str] = {}
+        length = 0
+        for index, part in enumerate(parts):
+            part = as_dict(part)
+            if isinstance(part.get("text"), str) and not part.get("thought"):
+                starts[index], texts[index] = length, part["text"]
+                length += len(part["text"])
+        chunks = [
+            as_dict(as_dict(chunk).get("web"))
+            for chunk in as_list(grounding.get("groundingChunks"))
+        ]
+        citations = Citations()
+        for support in as_list(grounding.get("groundingSupports")):
+            support = as_dict(support)
+            segment = as_dict(support.get("segment"))
+            part_index = count_of(segment.get("partIndex")) or 0
+            if part_index not in texts:
+                continue
+            part_text = texts[part_index]
+            start = characters(part_text, count_of(segment.get("startIndex")) or 0)
+            end = characters(part_text, count_of(segment.get("endIndex")) or 0)
+            for chunk_index in as_list(support.get("groundingChunkIndices")):
+                if isinstance(chunk_index, int) and 0 <= chunk_index < len(chunks):
+                    chunk = chunks[chunk_index]
+                    citations.cite(
+                        starts[part_index] + start,
+                        starts[part_index] + end,
+                        chunk.get("uri"),
+                        chunk.get("title"),
+                        part_text[start:end],
+                    )
+        for chunk in chunks:
+            citations.saw(chunk.get("uri"), chunk.get("title"))
+        usage = as_dict(data.get("usageMetadata"))
+        tokens_out = add_counts(
+            count_of(usage.get("candidatesTokenCount")), count_of(usage.get("thoughtsTokenCount"))
+        )
+        spent = Usage(
+            searches=len(queries),  # empty queries are not billed
+            input_tokens=count_of(usage.get("promptTokenCount")),
+            output_tokens=tokens_out,
+        )
+        text = "".join(texts[index] for index in sorted(texts))
+        return citations, text, spent, candidate.get("finishReason") == "MAX_TOKENS"
+
+    def error_for(self, response: httpx.Response) -> ProviderError | None:
+        if response.status_code == 400 and "API_KEY_INVALID" in response.text:
+            return AuthenticationError(self.name, 400)
+        return None
