@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ import google.genai.types as genai_types
 import openai.types.responses
 import openrouter.components
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from openai.types.chat.chat_completion_message import Annotation as ChatAnnotation
 
 from tests.cassettes.build_documented import GEMINI_REDIRECTS
@@ -41,7 +44,7 @@ from websearch_core import (
     WebSearchError,
 )
 from websearch_core.cli import main
-from websearch_core.models import SearchRequest
+from websearch_core.models import AnswerCitation, SearchRequest
 from websearch_core.providers.anthropic import MAX_CONTINUATIONS
 from websearch_core.providers.gemini import characters, time_range
 from websearch_core.render import cited_answer
@@ -865,3 +868,31 @@ def test_model_comes_from_the_environment(
         "/v1beta/models/gemini-3.5-flash:generateContent", Reply(200, documented("gemini"))
     )
     assert WebSearch("gemini").search("q").results
+
+
+# -- properties ----------------------------------------------------------------------------------
+spans = st.tuples(st.integers(0, 60), st.integers(0, 60), st.lists(st.integers(1, 10), min_size=1))
+
+
+@given(st.text(st.characters(blacklist_characters="["), max_size=60), st.lists(spans, max_size=6))
+def test_citation_markers_only_ever_add_markers(answer: str, raw: list[Any]) -> None:
+    citations = [
+        AnswerCitation(start=min(a, b), end=max(a, b), ranks=tuple(ranks)) for a, b, ranks in raw
+    ]
+    marked = cited_answer(answer, citations)
+    # Taking every marker back out gives the answer unchanged: no text lost, moved or doubled.
+    assert re.sub(r"\[\d+\]", "", marked) == answer
+    cited = {rank for _, _, ranks in raw for rank in ranks}
+    assert set(map(int, re.findall(r"\[(\d+)\]", marked))) == cited
+
+
+@given(st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=5), st.data())
+def test_gemini_byte_spans_land_on_the_same_words_in_characters(
+    sentences: list[str], data: st.DataObject
+) -> None:
+    text = " ".join(sentences)
+    chosen = data.draw(st.sampled_from(sentences))
+    start_byte = text.encode().index(chosen.encode())
+    start = characters(text, start_byte)
+    end = characters(text, start_byte + len(chosen.encode()))
+    assert text[start:end] == chosen
