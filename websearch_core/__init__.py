@@ -24,17 +24,20 @@ from websearch_core.errors import (
 from websearch_core.extract import ExtractedDocument, extract
 from websearch_core.jail import JailPolicy
 from websearch_core.models import (
+    AnswerCitation,
     EngineOutcome,
     Page,
     Redirect,
     SearchRequest,
     SearchResponse,
     SearchResult,
+    Usage,
 )
 from websearch_core.routing import Support
 from websearch_core.session import WebSearch
 
 __all__ = [
+    "AnswerCitation",
     "AuthenticationError",
     "ConfigurationError",
     "EngineOutcome",
@@ -57,6 +60,7 @@ __all__ = [
     "Support",
     "URLRefusedError",
     "UnsupportedOptionError",
+    "Usage",
     "WebSearch",
     "WebSearchError",
     "extract",

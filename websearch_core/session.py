@@ -349,13 +349,7 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 reply = http.send(
-                    self._sync_client(),
-                    provider,
-                    step.request,
-                    cap=self.settings.max_retry_wait,
-                    seconds=self.settings.timeout,
-                    max_bytes=self.settings.provider_max_bytes,
-                    deadline=deadline,
+                    self._sync_client(), provider, step.request, **self._budget(deadline)
                 )
             else:
                 reply = self._locate(step.urls, deadline)
@@ -375,16 +369,20 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 reply = await http.asend(
-                    self._async_client(),
-                    provider,
-                    step.request,
-                    cap=self.settings.max_retry_wait,
-                    seconds=self.settings.timeout,
-                    max_bytes=self.settings.provider_max_bytes,
-                    deadline=deadline,
+                    self._async_client(), provider, step.request, **self._budget(deadline)
                 )
             else:
                 reply = await self._alocate(step.urls, deadline)
+
+    def _budget(self, deadline: float) -> dict[str, Any]:
+        """What every provider call may spend: the search's deadline, its retry wait, its
+        answer ceiling."""
+        return {
+            "cap": self.settings.max_retry_wait,
+            "seconds": self.settings.timeout,
+            "max_bytes": self.settings.provider_max_bytes,
+            "deadline": deadline,
+        }
 
     def _locate(self, urls: tuple[str, ...], deadline: float) -> dict[str, str]:
         """Where each redirect link leads, through the URL jail; links not resolved in time

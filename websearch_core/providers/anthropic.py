@@ -181,11 +181,7 @@ class AnthropicProvider(GroundedProvider):
         if failures and not answered:
             raise self._search_error(failures[0])
         if not searched:
-            raise ProviderResponseError(
-                self.name,
-                f"{self.name}'s model answered without searching the web, so its answer has no "
-                "sources: rephrase the query as a search, or use another provider",
-            )
+            raise self.not_grounded()
         outcomes = [
             EngineOutcome(engine=f"{self.name} web_search", status="down", error=code)
             for code in failures

@@ -151,12 +151,7 @@ class GeminiProvider(GroundedProvider):
             q for q in as_list(grounding.get("webSearchQueries")) if isinstance(q, str) and q
         ]
         if not queries:
-            raise ProviderResponseError(
-                self.name,
-                f"{self.name}'s answer is not grounded: its model did not search the web, so "
-                "the answer has no sources; rephrase the query as a search, or use another "
-                "provider",
-            )
+            raise self.not_grounded()
         # Where each text part starts in the joined answer (thoughts are not the answer).
         starts: dict[int, int] = {}
         texts: dict[int, str] = {}

@@ -83,6 +83,14 @@ class GroundedProvider(KeyedHttpProvider):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} model={self.model!r}>"
 
+    def not_grounded(self) -> ProviderResponseError:
+        """The model answered without searching: an answer with no sources to show."""
+        return ProviderResponseError(
+            self.name,
+            f"{self.name}'s answer is not grounded: its model did not search the web, so the "
+            "answer has no sources; rephrase the query as a search, or use another provider",
+        )
+
     def malformed(self, what: str) -> ProviderResponseError:
         """A body that is JSON but not the vendor's documented shape."""
         return ProviderResponseError(

@@ -22,7 +22,6 @@ import httpx
 
 from websearch_core.errors import (
     ProviderError,
-    ProviderResponseError,
     ProviderUnavailableError,
     RateLimitedError,
 )
@@ -140,11 +139,7 @@ class OpenAIProvider(GroundedProvider):
         if failed and not completed:
             raise ProviderUnavailableError(self.name, "its web search failed")
         if not completed:
-            raise ProviderResponseError(
-                self.name,
-                f"{self.name}'s model answered without searching the web, so its answer has no "
-                "sources: rephrase the query as a search, or use another provider",
-            )
+            raise self.not_grounded()
         usage = as_dict(data.get("usage"))
         outcomes = (
             [

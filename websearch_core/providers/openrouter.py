@@ -122,11 +122,7 @@ class OpenRouterProvider(GroundedProvider):
             as_dict(usage.get("server_tool_use_details")).get("web_search_requests")
         )
         if not searches and not annotations:
-            raise ProviderResponseError(
-                self.name,
-                f"{self.name}'s model answered without searching the web, so its answer has no "
-                "sources: rephrase the query as a search, or use another provider",
-            )
+            raise self.not_grounded()
         return citations.answer(
             request,
             text,
