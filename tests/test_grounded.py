@@ -13,6 +13,7 @@ Three kinds of evidence:
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 import re
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 import anthropic.types
 import google.genai.types as genai_types
+import httpx
 import openai.types.responses
 import openrouter.components
 import pytest
@@ -48,6 +50,7 @@ from websearch_core.models import AnswerCitation, SearchRequest
 from websearch_core.providers.anthropic import MAX_CONTINUATIONS
 from websearch_core.providers.gemini import characters, time_range
 from websearch_core.render import cited_answer
+from websearch_core.transport import JailedTransport
 
 FIXTURES = Path(__file__).parent / "fixtures" / "documented"
 VENDORS = ("anthropic", "openai", "gemini", "openrouter")
@@ -896,3 +899,270 @@ def test_gemini_byte_spans_land_on_the_same_words_in_characters(
     start = characters(text, start_byte)
     end = characters(text, start_byte + len(chosen.encode()))
     assert text[start:end] == chosen
+
+
+# -- review follow-ups: each of these failed to fail before it was written -----------------------
+
+
+def test_gemini_spans_are_per_part_and_thoughts_are_not_the_answer(server: ScriptedServer) -> None:
+    parts = [
+        {"text": "Thinking about Zürich…", "thought": True},
+        {"text": "Erster Teil über Zürich. "},
+        {"text": "Zweiter Teil: 東京."},
+    ]
+    supports = [
+        {
+            "segment": {
+                "partIndex": 2,
+                "startIndex": 0,
+                "endIndex": len("Zweiter Teil: 東京.".encode()),
+            },
+            "groundingChunkIndices": [1],
+        },
+        {
+            "segment": {"partIndex": 1, "endIndex": len("Erster Teil über Zürich.".encode())},
+            "groundingChunkIndices": [0],
+        },
+        {"segment": {"partIndex": 0, "endIndex": 5}, "groundingChunkIndices": [0]},  # a thought
+    ]
+    body = gemini_body("", supports, ["https://a.org/", "https://b.org/"])
+    body["candidates"][0]["content"]["parts"] = parts
+    assert invented_fields(genai_types.GenerateContentResponse, body) == []
+    server.script(PATHS["gemini"], Reply(200, body))
+    response = session("gemini", server.url).search("q", include_answer=True)
+    assert cited_answer(response.answer or "", response.citations) == (
+        "Erster Teil über Zürich.[2] Zweiter Teil: 東京.[1]"
+    )
+    assert [r.url for r in response.results] == ["https://b.org/", "https://a.org/"]
+
+
+def test_results_are_capped_at_count_and_no_marker_points_past_the_menu(
+    server: ScriptedServer,
+) -> None:
+    text = "One. Two. Three."
+    supports = [byte_span(text, s, [i]) for i, s in enumerate(["One.", "Two.", "Three."])]
+    body = gemini_body(text, supports, ["https://a.org/", "https://b.org/", "https://c.org/"])
+    server.script(PATHS["gemini"], Reply(200, body))
+    response = session("gemini", server.url).search("q", include_answer=True, count=2)
+    assert [r.url for r in response.results] == ["https://a.org/", "https://b.org/"]
+    assert cited_answer(response.answer or "", response.citations) == "One.[1] Two.[2] Three."
+
+
+@pytest.mark.parametrize("vendor", ["gemini", "openrouter"])
+def test_a_vendor_stopped_by_its_token_limit_is_cut_off(
+    vendor: str, server: ScriptedServer
+) -> None:
+    body = documented(vendor)
+    if vendor == "gemini":
+        body["candidates"][0]["finishReason"] = "MAX_TOKENS"
+    else:
+        body["choices"][0]["finish_reason"] = "length"
+    server.script(PATHS[vendor], Reply(200, body))
+    response = session(vendor, server.url).search("q", include_answer=True)
+    assert response.answer_truncated
+    assert "[… cut off" in response.render()
+    server.script(PATHS[vendor], Reply(200, documented(vendor)))
+    assert not session(vendor, server.url).search("q", include_answer=True).answer_truncated
+
+
+def unsearched(vendor: str) -> dict[str, Any]:
+    """Each vendor's body for a model that answered from memory."""
+    if vendor == "anthropic":
+        return anthropic_turn([{"type": "text", "text": "From memory."}], searches=0)
+    if vendor == "openai":
+        return openai_body([openai_message("From memory.")])
+    body = documented("openrouter")
+    body["choices"][0]["message"]["annotations"] = []
+    body["usage"]["server_tool_use_details"]["web_search_requests"] = 0
+    return body
+
+
+@pytest.mark.parametrize("vendor", ["anthropic", "openai", "openrouter"])
+def test_an_answer_without_a_search_is_not_grounded(vendor: str, server: ScriptedServer) -> None:
+    server.script(PATHS[vendor], Reply(200, unsearched(vendor)))
+    with pytest.raises(ProviderResponseError, match="not grounded: its model did not search"):
+        session(vendor, server.url).search("q", include_answer=True)
+
+
+def test_openai_one_failed_search_beside_a_good_one_is_an_outcome(server: ScriptedServer) -> None:
+    output = [
+        web_search_call("failed"),
+        web_search_call("completed", "https://a.org/"),
+        openai_message("A.", (0, 2, "https://a.org/")),
+    ]
+    server.script(PATHS["openai"], Reply(200, openai_body(output)))
+    response = session("openai", server.url).search("q")
+    assert [r.url for r in response.results] == ["https://a.org/"]
+    assert "Engines that failed: openai web_search (1 failed)." in response.render()
+
+
+def test_openai_paragraphs_stay_apart_and_their_spans_stay_on_their_words(
+    server: ScriptedServer,
+) -> None:
+    message = openai_message("First para.", (0, 11, "https://a.org/"))
+    message["content"].append(
+        {
+            "type": "output_text",
+            "text": "Second para.",
+            "annotations": [
+                {
+                    "type": "url_citation",
+                    "start_index": 0,
+                    "end_index": 12,
+                    "url": "https://b.org/",
+                    "title": "T",
+                }
+            ],
+        }
+    )
+    body = openai_body([web_search_call("completed"), message])
+    assert invented_fields(openai.types.responses.Response, body) == []
+    server.script(PATHS["openai"], Reply(200, body))
+    response = session("openai", server.url).search("q", include_answer=True)
+    assert (
+        cited_answer(response.answer or "", response.citations)
+        == "First para.[1]\n\nSecond para.[2]"
+    )
+
+
+def test_anthropic_still_paused_with_no_results_is_an_error(server: ScriptedServer) -> None:
+    server.script(PATHS["anthropic"], Reply(200, anthropic_turn([SEARCHED], stop="pause_turn")))
+    with pytest.raises(ProviderUnavailableError, match="still paused after 3 continuations"):
+        session("anthropic", server.url).search("q")
+
+
+def test_openrouter_null_error_fields_are_not_errors(server: ScriptedServer) -> None:
+    body = documented("openrouter")
+    body["error"] = None
+    body["choices"][0]["error"] = None
+    server.script(PATHS["openrouter"], Reply(200, body))
+    assert session("openrouter", server.url).search("q").results
+
+
+def test_only_google_redirect_links_are_looked_up_and_at_most_twenty(
+    server: ScriptedServer,
+) -> None:
+    links = [f"{server.url}/grounding-api-redirect/{n}" for n in range(25)]
+    pages = [f"{server.url}/page/{n}" for n in range(3)]  # a page's own URL: never requested
+    for n in range(25):
+        server.script(
+            f"/grounding-api-redirect/{n}", Reply(302, b"", {"Location": f"https://e.org/{n}"})
+        )
+    body = gemini_body("One.", [byte_span("One.", "One.", [0])], [*pages, *links])
+    server.script(PATHS["gemini"], Reply(200, body))
+    session("gemini", server.url, fetch_allow_private=True).search("q")
+    asked = [s.path for s in server.seen[1:]]
+    assert len(asked) == 20
+    assert all(path.startswith("/grounding-api-redirect/") for path in asked)
+
+
+def test_sync_lookups_run_at_once_and_a_slow_one_is_cut_at_the_budget(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
+    made: list[object] = []
+    real_init = JailedTransport.__init__
+
+    def counted(self: JailedTransport, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(JailedTransport, "__init__", counted)
+    links = [f"{server.url}/grounding-api-redirect/{n}" for n in range(12)]
+    for n in range(12):
+        delay = 3.0 if n == 11 else 0.1  # eleven answer together within the budget, one late
+        server.script(
+            f"/grounding-api-redirect/{n}",
+            Reply(302, b"", {"Location": f"https://e.org/{n}"}, delay_s=delay),
+        )
+    body = gemini_body("One.", [byte_span("One.", "One.", list(range(12)))], links)
+    server.script(PATHS["gemini"], Reply(200, body))
+    ws = session("gemini", server.url, fetch_allow_private=True, timeout=5.0)
+    started = time.monotonic()
+    response = ws.search("q", count=10)
+    assert time.monotonic() - started < 0.5 + 1.0
+    assert [r.url for r in response.results] == [f"https://e.org/{n}" for n in range(10)]
+    ws.search("q2")
+    assert len(made) == 1  # the lookups' threads shared one transport, across searches too
+
+
+def test_a_late_slow_link_keeps_its_redirect(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
+    links = [f"{server.url}/grounding-api-redirect/{n}" for n in (1, 2)]
+    server.script("/grounding-api-redirect/1", Reply(302, b"", {"Location": "https://a.org/"}))
+    server.script(
+        "/grounding-api-redirect/2", Reply(302, b"", {"Location": "https://b.org/"}, delay_s=3.0)
+    )
+    server.script(
+        PATHS["gemini"], Reply(200, gemini_body("One.", [byte_span("One.", "One.", [0, 1])], links))
+    )
+    started = time.monotonic()
+    response = session("gemini", server.url, fetch_allow_private=True).search("q")
+    assert time.monotonic() - started < 0.5 + 1.0
+    assert [r.url for r in response.results] == ["https://a.org/", links[1]]
+
+
+def test_gemini_time_windows_are_exact() -> None:
+    now = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+    assert time_range(SearchRequest(query="q", freshness="week"), now) == {
+        "startTime": "2026-11-24T12:00:00Z",
+        "endTime": "2026-12-01T12:00:00Z",
+    }
+    assert time_range(SearchRequest(query="q", date_from="2026-01-01"), now) == {
+        "startTime": "2026-01-01T00:00:00Z",
+        "endTime": "2026-12-02T00:00:00Z",  # through today
+    }
+    # A start after today: the open end is the start day, never before it.
+    assert time_range(SearchRequest(query="q", date_from="2027-03-01"), now) == {
+        "startTime": "2027-03-01T00:00:00Z",
+        "endTime": "2027-03-02T00:00:00Z",
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "span", "marked"),
+    [
+        ("Spain's fourth title.", (0, 5), "Spain[1]'s fourth title."),
+        ("Cost was $3.50 total.", (0, 11), "Cost was $3[1].50 total."),
+        ("It rained. ", (0, 11), "It rained.[1] "),
+        ('He said "yes." Then left.', (0, 12), 'He said "yes."[1] Then left.'),
+    ],
+)
+def test_markers_never_split_a_word_or_a_number(
+    answer: str, span: tuple[int, int], marked: str
+) -> None:
+    assert cited_answer(answer, [AnswerCitation(start=span[0], end=span[1], ranks=(1,))]) == marked
+
+
+def test_a_secret_in_the_answer_is_redacted_and_the_markers_stay_on_their_words() -> None:
+    key = VENDOR_KEYS["openrouter"]
+    text = f"First {key} one. Second one."
+    echo = {
+        "choices": [
+            {
+                "message": {
+                    "content": text,
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "url_citation": {
+                                "url": "https://b.org/",
+                                "title": "B",
+                                "start_index": text.index("Second"),
+                                "end_index": len(text),
+                            },
+                        }
+                    ],
+                }
+            }
+        ],
+        "usage": {"server_tool_use_details": {"web_search_requests": 1}},
+    }
+    client = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, json=echo)))
+    ws = WebSearch("openrouter", openrouter_api_key=key, http_client=client)
+    response = ws.search("q", include_answer=True)
+    assert cited_answer(response.answer or "", response.citations) == (
+        "First [redacted] one. Second one.[1]"
+    )

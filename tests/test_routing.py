@@ -399,7 +399,7 @@ def test_unconfigured_providers_say_what_is_missing() -> None:
         "searxng": "set SEARXNG_URL or pass searxng_url=",
         "openai": "set OPENAI_API_KEY or pass openai_api_key=",
         "anthropic": "set ANTHROPIC_API_KEY or pass anthropic_api_key=",
-        "gemini": "set GEMINI_API_KEY or pass gemini_api_key=",
+        "gemini": "set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass gemini_api_key=",
         "openrouter": "set OPENROUTER_API_KEY or pass openrouter_api_key=",
     }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -144,6 +145,9 @@ class Fetcher:
         }
         self._transport: httpx.BaseTransport | None = None
         self._atransport: httpx.AsyncBaseTransport | None = None
+        # Threads (a batch, a search's link lookups) may ask for the transport at once: one
+        # is made, so no connection pool is left behind unclosed.
+        self._making = threading.Lock()
 
     # An operator's proxy (opt-in) resolves names itself, so the connection cannot be pinned;
     # each hop's addresses are still checked first, which stops plain SSRF but not a name that
@@ -151,6 +155,10 @@ class Fetcher:
     # never used.
 
     def _sync_transport(self) -> httpx.BaseTransport:
+        with self._making:
+            return self._made_sync_transport()
+
+    def _made_sync_transport(self) -> httpx.BaseTransport:
         if self._transport is None:
             if self._proxy:
                 self._transport = proxy_transport(self._proxy, verify=self._verify)
@@ -164,6 +172,10 @@ class Fetcher:
         return self._transport
 
     def _async_transport(self) -> httpx.AsyncBaseTransport:
+        with self._making:
+            return self._made_async_transport()
+
+    def _made_async_transport(self) -> httpx.AsyncBaseTransport:
         if self._atransport is None:
             if self._proxy:
                 self._atransport = async_proxy_transport(self._proxy, verify=self._verify)

@@ -229,8 +229,10 @@ class Usage(BaseModel):
 
     ``searches`` counts the searches the vendor ran and bills (a plain index: one per call;
     a grounded vendor: as many as its model chose, from the vendor's own count); ``requests``
-    the HTTP calls made (a paused turn that is continued is two); tokens are ``None`` for a
-    provider that bills none. A memo hit spent nothing and says so (all zero).
+    the calls made to the provider's API (a paused turn that is continued is two; a call
+    retried after a 429 or 5xx counts once, as the failed attempt is not billed; Gemini's
+    redirect-link lookups are not API calls); tokens are ``None`` for a provider that bills
+    none. A memo hit spent nothing and says so (all zero).
     """
 
     model_config = ConfigDict(frozen=True)

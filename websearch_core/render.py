@@ -70,24 +70,31 @@ def render_search(response: SearchResponse) -> str:
     return "\n\n".join(blocks)
 
 
-#: Characters a citation marker moves past, so that it follows the sentence's punctuation.
+#: Punctuation that closes a sentence or clause: a marker follows it, not precedes it.
 _CLOSING = frozenset(".,;:!?)]}\"'”’»")
 
 
-def cited_answer(answer: str, citations: list[AnswerCitation]) -> str:
-    """``answer`` with ``[n]`` after each cited span, ``n`` the rank of a result backing it.
+def _marker_place(answer: str, start: int, end: int) -> int:
+    """Where a span's marker goes: before the whitespace the span ends with, and after the
+    punctuation that closes it, but only punctuation followed by a space or the end, so an
+    apostrophe ("Spain's") or a decimal point ("3.50") is never split."""
+    end = min(end, len(answer))
+    while end > start and answer[end - 1].isspace():
+        end -= 1
+    after = end
+    while after < len(answer) and answer[after] in _CLOSING:
+        after += 1
+    if after > end and (after == len(answer) or answer[after].isspace()):
+        return after
+    return end
 
-    A marker goes where its span ends, before any whitespace the span ends with and after
-    the closing punctuation that follows it; markers at one place are merged in rank order.
-    """
+
+def cited_answer(answer: str, citations: list[AnswerCitation]) -> str:
+    """``answer`` with ``[n]`` after each cited span, ``n`` the rank of a result backing it;
+    markers at one place are merged in rank order (see ``_marker_place`` for where)."""
     at: dict[int, list[int]] = {}
     for citation in citations:
-        end = min(citation.end, len(answer))
-        while end > citation.start and answer[end - 1].isspace():
-            end -= 1
-        while end < len(answer) and answer[end] in _CLOSING:
-            end += 1
-        ranks = at.setdefault(end, [])
+        ranks = at.setdefault(_marker_place(answer, citation.start, citation.end), [])
         ranks.extend(rank for rank in citation.ranks if rank not in ranks)
     pieces: list[str] = []
     position = 0

@@ -7,12 +7,13 @@ import contextlib
 import dataclasses
 import datetime as dt
 import inspect
+import itertools
 import logging
 import ssl
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -34,6 +35,7 @@ from websearch_core.fetch import Fetcher, FetchLimits
 from websearch_core.jail import JailPolicy, parse_url
 from websearch_core.memo import Memo
 from websearch_core.models import (
+    AnswerCitation,
     FetchRequest,
     Freshness,
     Page,
@@ -68,7 +70,6 @@ _BLOCKING_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="webse
 #: A vendor's redirect links (Gemini's) are resolved concurrently, within the search's
 #: deadline and at most this long: a link not resolved in time is kept as it is.
 LOCATE_BUDGET_S = 3.0
-_LOCATES = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-locate")
 
 
 def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
@@ -386,16 +387,23 @@ class WebSearch:
 
     def _locate(self, urls: tuple[str, ...], deadline: float) -> dict[str, str]:
         """Where each redirect link leads, through the URL jail; links not resolved in time
-        (or refused, or not redirecting) are left out."""
+        (or refused, or not redirecting) are left out. All links at once, as ``_alocate``."""
+        if not urls:
+            return {}
         end = min(deadline, time.monotonic() + LOCATE_BUDGET_S)
-        pending = [(url, _LOCATES.submit(self._fetcher.locate, url, end)) for url in urls]
+        workers = ThreadPoolExecutor(len(urls), thread_name_prefix="websearch-locate")
+        try:
+            pending = {workers.submit(self._fetcher.locate, url, end): url for url in urls}
+            done, _ = wait(pending, timeout=max(0.0, end - time.monotonic()))
+        finally:
+            # Nothing waits for the stragglers: each ends at ``end`` on its own socket deadline.
+            workers.shutdown(wait=False, cancel_futures=True)
         found: dict[str, str] = {}
-        for url, future in pending:
-            with contextlib.suppress(WebSearchError, FutureTimeout):
-                # A margin past ``end``: the socket deadline ends the call itself.
-                target = future.result(timeout=max(0.0, end - time.monotonic()) + 0.5)
+        for future in done:
+            with contextlib.suppress(WebSearchError):
+                target = future.result()
                 if target is not None:
-                    found[url] = target
+                    found[pending[future]] = target
         return found
 
     async def _alocate(self, urls: tuple[str, ...], deadline: float) -> dict[str, str]:
@@ -487,6 +495,10 @@ class WebSearch:
         started: float,
     ) -> SearchResponse:
         elapsed_ms = (time.perf_counter() - started) * 1000
+        if answer.answer and self._redactor:
+            # Redacted here, span by span, so the citations still point at their words.
+            text, citations = self._redacted_answer(answer.answer, answer.citations)
+            answer = dataclasses.replace(answer, answer=text, citations=citations)
         response = SearchResponse(
             query=request.query,
             provider=provider.name,
@@ -514,6 +526,26 @@ class WebSearch:
         )
         self._memo.put(key, response)
         return response
+
+    def _redacted_answer(
+        self, answer: str, citations: list[AnswerCitation]
+    ) -> tuple[str, list[AnswerCitation]]:
+        """``answer`` with every secret redacted, and its citations moved to match; a secret
+        across a span's edge cannot be moved, so those citations are dropped."""
+        redacted = self._redactor.redact(answer)
+        if redacted == answer:
+            return answer, citations
+        cuts = sorted({0, len(answer), *(c.start for c in citations), *(c.end for c in citations)})
+        pieces = [self._redactor.redact(answer[a:b]) for a, b in itertools.pairwise(cuts)]
+        if "".join(pieces) != redacted:
+            return redacted, []
+        moved, position = {}, 0
+        for cut, piece in zip(cuts, [*pieces, ""], strict=True):
+            moved[cut] = position
+            position += len(piece)
+        return redacted, [
+            c.model_copy(update={"start": moved[c.start], "end": moved[c.end]}) for c in citations
+        ]
 
     # -- fetch -----------------------------------------------------------------------------
 

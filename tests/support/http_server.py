@@ -56,6 +56,9 @@ class Seen:
 
 class _QuietServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: a sixth simultaneous connect would wait for a SYN
+    # retransmit (a second), which concurrency tests would read as slowness.
+    request_queue_size = 128
 
     def handle_error(self, request: object, client_address: object) -> None:
         # A client that hangs up mid-answer (a read ceiling, a deadline) is what the tests

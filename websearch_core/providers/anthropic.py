@@ -45,7 +45,8 @@ from websearch_core.text import one_line
 _API_VERSION = "2023-06-01"
 #: The basic tool version: eligible for zero data retention, needs no code-execution tool.
 TOOL_TYPE = "web_search_20250305"
-#: Searches the model may run for one of ours (each billed by Anthropic).
+#: Searches the model may run per API call (``max_uses``; each billed by Anthropic). A
+#: paused turn that is continued is another call, so at most this many again.
 MAX_SEARCHES = 3
 #: How many times a paused turn is continued before the answer is reported cut off.
 MAX_CONTINUATIONS = 3
@@ -178,15 +179,21 @@ class AnthropicProvider(GroundedProvider):
                             cited.get("title"),
                             cited.get("cited_text"),
                         )
+        last = turns[-1].get("stop_reason")
         if failures and not answered:
             raise self._search_error(failures[0])
+        if last == "pause_turn" and not answered:
+            raise ProviderUnavailableError(
+                self.name,
+                f"its search was still paused after {MAX_CONTINUATIONS} continuations, with no "
+                "results yet",
+            )
         if not searched:
             raise self.not_grounded()
         outcomes = [
             EngineOutcome(engine=f"{self.name} web_search", status="down", error=code)
             for code in failures
         ]
-        last = turns[-1].get("stop_reason")
         return citations.answer(
             request,
             "".join(parts),

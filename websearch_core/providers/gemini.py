@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any, ClassVar
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 
+from websearch_core.config import Settings
 from websearch_core.errors import AuthenticationError, ProviderError, ProviderResponseError
 from websearch_core.models import SearchRequest, Usage
 from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer
@@ -51,6 +52,7 @@ _WINDOW = {
 }
 #: Redirect links resolved per search: the menu holds at most 10 results.
 MAX_LOCATES = 20
+REDIRECT_PATH = "/grounding-api-redirect/"
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -69,11 +71,21 @@ def time_range(request: SearchRequest, now: dt.datetime | None = None) -> dict[s
     if not (request.date_from or request.date_to):
         return None
     start = _midnight(request.date_from) if request.date_from else _EARLIEST
-    last_day = request.date_to or now.date()
+    # The last day included (the end is exclusive); an open end is today, or the start day.
+    last_day = request.date_to or max(now.date(), request.date_from or now.date())
     return {
         "startTime": _stamp(start),
         "endTime": _stamp(_midnight(last_day) + dt.timedelta(days=1)),
     }
+
+
+def is_redirect(link: str) -> bool:
+    """A Google grounding redirect link (``…/grounding-api-redirect/…``): only these are
+    looked up; a page's own URL is never requested while searching."""
+    try:
+        return urlsplit(link).path.startswith(REDIRECT_PATH)
+    except ValueError:
+        return False
 
 
 def characters(text: str, byte_offset: int) -> int:
@@ -101,13 +113,19 @@ class GeminiProvider(GroundedProvider):
         "page": Support.UNSUPPORTED,
     }
 
+    @classmethod
+    def missing(cls, settings: Settings) -> str | None:
+        if settings.gemini_api_key is None:
+            return "set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass gemini_api_key="
+        return None
+
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         search: dict[str, Any] = {}
         if window := time_range(request):
             search["timeRangeFilter"] = window
         return self._endpoint.request(
             "POST",
-            f"/v1beta/models/{quote(self.model, safe='')}:generateContent",
+            f"/v1beta/models/{quote(self.model.removeprefix('models/'), safe='')}:generateContent",
             json={
                 "systemInstruction": {"parts": [{"text": INSTRUCTIONS}]},
                 "contents": [{"role": "user", "parts": [{"text": query}]}],
@@ -125,7 +143,11 @@ class GeminiProvider(GroundedProvider):
         response = yield Call(self.build_request(request, query))
         assert isinstance(response, httpx.Response)
         citations, text, usage, truncated = self._grounding(self.read_json(response))
-        links = tuple(dict.fromkeys([*citations.cited, *citations.found]))[:MAX_LOCATES]
+        links = tuple(
+            link
+            for link in dict.fromkeys([*citations.cited, *citations.found])
+            if is_redirect(link)
+        )[:MAX_LOCATES]
         targets = yield Locate(links)
         assert isinstance(targets, dict)
         return citations.answer(request, text, usage=usage, truncated=truncated, rename=targets)

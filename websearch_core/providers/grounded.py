@@ -182,7 +182,9 @@ class Citations:
             if len(results) == request.count:
                 break
         if not request.include_answer or not text.strip():
-            return ProviderAnswer(results=results, usage=usage, outcomes=outcomes or [])
+            return ProviderAnswer(
+                results=results, usage=usage, outcomes=outcomes or [], answer_truncated=truncated
+            )
         rank_of: dict[str, int] = {}
         for result in results:
             rank_of.setdefault(result.url, result.rank)

@@ -118,6 +118,9 @@ class OpenAIProvider(GroundedProvider):
                     text = part.get("text")
                     if part.get("type") != "output_text" or not isinstance(text, str):
                         continue
+                    if parts:  # paragraphs stay apart; spans index their own part
+                        parts.append("\n\n")
+                        length += 2
                     for note in as_list(part.get("annotations")):
                         note = as_dict(note)
                         start, end = note.get("start_index"), note.get("end_index")

@@ -93,13 +93,13 @@ class OpenRouterProvider(GroundedProvider):
 
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         data = self.read_json(response)
-        if "error" in data:
+        if data.get("error") is not None:
             raise self._in_band_error(data["error"])
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             raise self.malformed("no choices")
         choice = choices[0]
-        if choice.get("finish_reason") == "error" or "error" in choice:
+        if choice.get("finish_reason") == "error" or choice.get("error") is not None:
             raise self._in_band_error(choice.get("error"))
         message = as_dict(choice.get("message"))
         text = message.get("content")
