@@ -145,6 +145,7 @@ def test_anthropic_maps_documented_example() -> None:
         "requests": 1,
         "input_tokens": 6039,
         "output_tokens": 931,
+        "paid": {},
     }
 
 
@@ -384,6 +385,7 @@ def test_anthropic_pause_turn_is_continued_with_the_paused_content(server: Scrip
         "requests": 2,
         "input_tokens": 200,
         "output_tokens": 20,
+        "paid": {},
     }
 
 
@@ -849,6 +851,7 @@ def test_memo_hit_spends_nothing(server: ScriptedServer) -> None:
         "requests": 0,
         "input_tokens": None,
         "output_tokens": None,
+        "paid": {},
     }
 
 

@@ -280,7 +280,7 @@ def test_only_an_iso_date_is_shortened(published: str, shown: str) -> None:
     assert response.render().splitlines()[1] == f"   {shown} · s"
 
 
-def test_only_engines_that_are_down_are_named_as_failed() -> None:
+def test_down_engines_are_named_as_failed_and_blind_ones_apart() -> None:
     outcomes = [
         EngineOutcome(engine="alpha", status="answered", results=3),
         EngineOutcome(engine="beta", status="blind"),
@@ -289,9 +289,10 @@ def test_only_engines_that_are_down_are_named_as_failed() -> None:
     response = SearchResponse(
         query="q", provider="p", results=[], sent_query="q", outcomes=outcomes
     )
-    assert "Engines that failed: gamma (timeout)." in response.render()
-    assert "alpha" not in response.render()
-    assert "beta" not in response.render()
+    shown = response.render()
+    assert "Engines that failed: gamma (timeout)." in shown
+    assert "Engines that answered with nothing usable: beta." in shown
+    assert "alpha" not in shown
 
 
 def test_render_page_starts_at_the_beginning_unless_told_otherwise() -> None:

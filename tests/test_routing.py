@@ -93,6 +93,14 @@ EXPECTED: dict[tuple[str, str], Check] = {
     ("ddgs", "country"): lambda s, r: s.params["region"] == "de-de",
     ("ddgs", "safesearch"): lambda s, r: s.params["safesearch"] == "on",
     ("ddgs", "page"): lambda s, r: s.params["page"] == 2,
+    ("mojeek", "include_domains"): lambda s, r: s.query == "python asyncio site:docs.python.org",
+    ("mojeek", "freshness"): lambda s, r: len(s.params["since"]) == 8,
+    ("mojeek", "date_range"): lambda s, r: (
+        (s.params["since"], s.params["before"]) == ("20260101", "20260202")
+    ),
+    ("mojeek", "country"): lambda s, r: s.params["rb"] == "DE",
+    ("mojeek", "language"): lambda s, r: s.params["lb"] == "DE",
+    ("mojeek", "page"): lambda s, r: s.params["s"] == "6",
     # The grounded vendors: domain lists and locations in the tool, never in the query.
     ("openai", "include_domains"): lambda s, r: (
         s.tool["filters"] == {"allowed_domains": ["docs.python.org"]}
@@ -207,6 +215,7 @@ SUCCESS = {
         "usage": {"server_tool_use_details": {"web_search_requests": 1}},
     },
     "brave": {"web": {"results": [{"title": "T", "url": "https://e.org/", "description": "D"}]}},
+    "mojeek": {"response": {"results": [{"title": "T", "url": "https://e.org/", "desc": "D"}]}},
     "tavily": {"results": [{"title": "T", "url": "https://e.org/", "content": "D"}], "answer": "A"},
     "searxng": {
         "results": [{"title": "T", "url": "https://e.org/", "content": "D"}],
@@ -241,6 +250,7 @@ class Recorder:
 HOSTS = {
     "api.search.brave.com": "brave",
     "api.tavily.com": "tavily",
+    "api.mojeek.com": "mojeek",
     "api.openai.com": "openai",
     "api.anthropic.com": "anthropic",
     "generativelanguage.googleapis.com": "gemini",
@@ -272,6 +282,7 @@ def all_configured(
         provider,
         brave_api_key="canary-brave",
         tavily_api_key="tvly-canary",
+        mojeek_api_key="canary-mojeek",
         searxng_url="http://127.0.0.1:9",
         http_client=httpx.Client(transport=httpx.MockTransport(recorder)),
         resolver=no_dns,  # Gemini's citation links are left unresolved
@@ -384,7 +395,7 @@ def test_several_included_domains_become_one_or_group(
 
 
 def test_unknown_or_unconfigured_provider_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="choose one of auto, brave"):
+    with pytest.raises(ConfigurationError, match="choose one of auto, blend, brave"):
         WebSearch("bing")
     with pytest.raises(ConfigurationError, match="set BRAVE_API_KEY"):
         WebSearch("brave")
@@ -396,6 +407,7 @@ def test_unconfigured_providers_say_what_is_missing() -> None:
     assert ws.unconfigured == {
         "brave": "set BRAVE_API_KEY or pass brave_api_key=",
         "tavily": "set TAVILY_API_KEY or pass tavily_api_key=",
+        "mojeek": "set MOJEEK_API_KEY or pass mojeek_api_key=",
         "searxng": "set SEARXNG_URL or pass searxng_url=",
         "openai": "set OPENAI_API_KEY or pass openai_api_key=",
         "anthropic": "set ANTHROPIC_API_KEY or pass anthropic_api_key=",

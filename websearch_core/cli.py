@@ -19,8 +19,7 @@ from websearch_core.errors import (
     WebSearchError,
 )
 from websearch_core.models import MAX_COUNT
-from websearch_core.providers import PROVIDERS
-from websearch_core.session import WebSearch
+from websearch_core.session import CHOICES, WebSearch
 
 __all__ = ["main"]
 
@@ -34,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="+", help="the words to search for")
     search.add_argument(
         "--provider",
-        choices=["auto", *PROVIDERS],
+        choices=list(CHOICES),
         default=None,
         help="pin a provider (default: WEBSEARCH_PROVIDER, else auto)",
     )

@@ -8,6 +8,8 @@
 | SearXNG base URL | ``searxng_url``  | ``SEARXNG_URL``, ``SEARX_HOST``         |
 | Brave base URL   | ``brave_base_url`` | ``BRAVE_BASE_URL``                    |
 | Tavily base URL  | ``tavily_base_url`` | ``TAVILY_BASE_URL``                  |
+| Mojeek key       | ``mojeek_api_key``  | ``MOJEEK_API_KEY``                    |
+| blend deadline (s) | ``blend_timeout`` | ``WEBSEARCH_BLEND_TIMEOUT``           |
 | Anthropic key    | ``anthropic_api_key`` | ``ANTHROPIC_API_KEY``               |
 | OpenAI key       | ``openai_api_key``  | ``OPENAI_API_KEY``                    |
 | OpenRouter key   | ``openrouter_api_key`` | ``OPENROUTER_API_KEY``             |
@@ -46,6 +48,9 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "searxng_url": ("SEARXNG_URL", "SEARX_HOST"),
     "brave_base_url": ("BRAVE_BASE_URL",),
     "tavily_base_url": ("TAVILY_BASE_URL",),
+    "mojeek_api_key": ("MOJEEK_API_KEY",),
+    "mojeek_base_url": ("MOJEEK_BASE_URL",),
+    "blend_timeout": ("WEBSEARCH_BLEND_TIMEOUT",),
     "anthropic_api_key": ("ANTHROPIC_API_KEY",),
     "openai_api_key": ("OPENAI_API_KEY",),
     "openrouter_api_key": ("OPENROUTER_API_KEY",),
@@ -78,6 +83,8 @@ class Settings(BaseModel):
     provider: str = "auto"
     brave_api_key: SecretStr | None = None
     tavily_api_key: SecretStr | None = None
+    #: Mojeek's API takes its key in the URL's query: see providers/mojeek.py.
+    mojeek_api_key: SecretStr | None = None
     #: Grounded vendors: a key turns the provider on; the model has a documented default
     #: (each provider's ``default_model``).
     anthropic_api_key: SecretStr | None = None
@@ -93,12 +100,15 @@ class Settings(BaseModel):
     searxng_url: SecretURL | None = None
     brave_base_url: SecretURL | None = None
     tavily_base_url: SecretURL | None = None
+    mojeek_base_url: SecretURL | None = None
     anthropic_base_url: SecretURL | None = None
     openai_base_url: SecretURL | None = None
     openrouter_base_url: SecretURL | None = None
     gemini_base_url: SecretURL | None = None
     #: One deadline for a whole search: connect, TLS, headers, body, the retry and its wait.
     timeout: float = Field(default=10.0, gt=0, le=120)
+    #: One deadline for a whole blend: an engine silent by then is reported down (timeout).
+    blend_timeout: float = Field(default=4.0, gt=0, le=60)
     #: A provider's answer is read like a page: decoded bytes up to this ceiling.
     provider_max_bytes: int = Field(default=5_000_000, ge=10_000, le=100_000_000)
     #: The longest ``Retry-After`` we sleep through before the one retry; a longer one is
@@ -134,6 +144,7 @@ class Settings(BaseModel):
     @field_validator(
         "brave_api_key",
         "tavily_api_key",
+        "mojeek_api_key",
         "anthropic_api_key",
         "openai_api_key",
         "openrouter_api_key",
@@ -149,6 +160,7 @@ class Settings(BaseModel):
         "searxng_url",
         "brave_base_url",
         "tavily_base_url",
+        "mojeek_base_url",
         "anthropic_base_url",
         "openai_base_url",
         "openrouter_base_url",

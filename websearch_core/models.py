@@ -197,6 +197,11 @@ class SearchResult(BaseModel):
     snippet: str = ""
     published: str | None = None
     engine: str | None = None
+    #: In a blend: every engine that returned this page, its position in each (1 = first),
+    #: and its fused score (reciprocal-rank fusion).
+    engines: tuple[str, ...] = ()
+    positions: tuple[int, ...] = ()
+    score: float | None = None
 
     @field_validator("title")
     @classmethod
@@ -241,6 +246,13 @@ class Usage(BaseModel):
     requests: int = 0
     input_tokens: int | None = None
     output_tokens: int | None = None
+    #: Paid engines this search reached, with the fee each one cost, in cents (a blend).
+    paid: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def cents(self) -> float:
+        """What the paid engines cost, in all."""
+        return sum(self.paid.values())
 
 
 class AnswerCitation(BaseModel):
@@ -269,6 +281,9 @@ class SearchResponse(BaseModel):
     #: often): the answer is shown, marked as cut off, never passed off as complete.
     answer_truncated: bool = False
     usage: Usage = Field(default_factory=Usage)
+    #: Engines of a blend left out of this search, and why (an option they cannot honour,
+    #: the metering budget spent): nothing was sent to them.
+    skipped: dict[str, str] = Field(default_factory=dict)
     sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
     outcomes: list[EngineOutcome] = Field(default_factory=list)
     from_memo: bool = False

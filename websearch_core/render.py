@@ -57,12 +57,17 @@ def render_search(response: SearchResponse) -> str:
             menu.append(f"   {detail}")
     if menu:
         blocks.append("\n".join(menu))
-    down = [o for o in response.outcomes if o.status == "down"]
-    if down:
-        failed = one_line(
-            ", ".join(f"{o.engine} ({o.error})" if o.error else o.engine for o in down)
-        )
-        blocks.append(f"Engines that failed: {failed}.")
+    for status, heading in (
+        ("down", "Engines that failed"),
+        ("blind", "Engines that answered with nothing usable"),
+    ):
+        named = [o for o in response.outcomes if o.status == status]
+        if named:
+            listed = ", ".join(f"{o.engine} ({o.error})" if o.error else o.engine for o in named)
+            blocks.append(f"{heading}: {one_line(listed)}.")
+    if response.skipped:
+        listed = ", ".join(f"{engine} ({why})" for engine, why in response.skipped.items())
+        blocks.append(f"Engines left out: {one_line(listed)}.")
     noun = "result" if len(response.results) == 1 else "results"
     blocks.append(
         f'{len(response.results)} {noun} from {response.provider} for "{response.query}".'

@@ -10,6 +10,8 @@ travel in: as is, percent-encoded, and, for URL credentials, the password and ``
 
 from __future__ import annotations
 
+import logging
+import weakref
 from collections.abc import Iterable
 from urllib.parse import quote, unquote, urlsplit
 
@@ -93,3 +95,36 @@ class Redactor:
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._forms)} forms)"
+
+
+class _LibraryLogRedactor(logging.Filter):
+    """Redacts every live session's secrets from the HTTP libraries' own log records.
+
+    httpx logs each request's URL at INFO level; Mojeek's key travels in its URL. The filter
+    sits on the ``httpx`` and ``httpcore`` loggers once per process and reads the redactors
+    of the sessions still alive (weakly held, so a closed session's secrets go with it).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        redactors = list(self.redactors)
+        if redactors:
+            message = record.getMessage()
+            for redactor in redactors:
+                message = redactor.redact(message)
+            record.msg, record.args = message, None
+        return True
+
+
+_LIBRARY_LOGS = _LibraryLogRedactor()
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).addFilter(_LIBRARY_LOGS)
+
+
+def redact_library_logs(redactor: Redactor) -> None:
+    """Keep ``redactor``'s secrets out of httpx's and httpcore's log records."""
+    if redactor:
+        _LIBRARY_LOGS.redactors.add(redactor)

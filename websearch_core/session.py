@@ -22,13 +22,27 @@ import httpx
 from pydantic import SecretStr, ValidationError
 
 from websearch_core import http
+from websearch_core.blend import (
+    BlendCache,
+    BlendPlan,
+    BlendProvider,
+    BudgetMeter,
+    Engine,
+    Fees,
+    Meter,
+    blend_answer,
+    ddgs_capabilities,
+)
 from websearch_core.boundary import boundary
 from websearch_core.config import Settings
 from websearch_core.errors import (
     ConfigurationError,
+    InternalError,
     InvalidRequestError,
     ProviderNotConfiguredError,
     ProviderUnavailableError,
+    RateLimitedError,
+    UnsupportedOptionError,
     WebSearchError,
 )
 from websearch_core.fetch import Fetcher, FetchLimits
@@ -46,10 +60,11 @@ from websearch_core.models import (
     argument_message,
     validation_message,
 )
-from websearch_core.providers import PROVIDERS, BlockingProvider, HttpProvider, Provider
+from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProvider, Provider
 from websearch_core.providers.base import Call, ProviderAnswer
-from websearch_core.routing import Support, choose_provider, rewrite_query
-from websearch_core.secrets import Redactor
+from websearch_core.providers.ddgs import DdgsProvider, text_backends
+from websearch_core.routing import Support, choose_provider, rewrite_query, unmet_options
+from websearch_core.secrets import Redactor, redact_library_logs
 from websearch_core.transport import (
     AsyncProviderTransport,
     ProviderTransport,
@@ -70,6 +85,12 @@ _BLOCKING_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="webse
 #: A vendor's redirect links (Gemini's) are resolved concurrently, within the search's
 #: deadline and at most this long: a link not resolved in time is kept as it is.
 LOCATE_BUDGET_S = 3.0
+
+
+#: What ``provider=`` may name.
+CHOICES = ("auto", "blend", *PROVIDERS)
+#: The keyed providers that join a blend as engines (grounded vendors do not).
+_BLEND_PROVIDERS = ("brave", "tavily", "mojeek", "searxng")
 
 
 def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
@@ -121,6 +142,8 @@ class WebSearch:
         searxng_url: str | SecretStr | None = None,
         brave_base_url: str | SecretStr | None = None,
         tavily_base_url: str | SecretStr | None = None,
+        mojeek_api_key: str | SecretStr | None = None,
+        mojeek_base_url: str | SecretStr | None = None,
         anthropic_api_key: str | SecretStr | None = None,
         openai_api_key: str | SecretStr | None = None,
         openrouter_api_key: str | SecretStr | None = None,
@@ -134,6 +157,10 @@ class WebSearch:
         openrouter_base_url: str | SecretStr | None = None,
         gemini_base_url: str | SecretStr | None = None,
         timeout: float | None = None,
+        blend_timeout: float | None = None,
+        meter: Meter | None = None,
+        blend_cache: BlendCache | None = None,
+        fees: Fees | None = None,
         provider_max_bytes: int | None = None,
         max_retry_wait: float | None = None,
         memo_size: int | None = None,
@@ -158,6 +185,9 @@ class WebSearch:
             "searxng_url": searxng_url,
             "brave_base_url": brave_base_url,
             "tavily_base_url": tavily_base_url,
+            "mojeek_api_key": mojeek_api_key,
+            "mojeek_base_url": mojeek_base_url,
+            "blend_timeout": blend_timeout,
             "anthropic_api_key": anthropic_api_key,
             "openai_api_key": openai_api_key,
             "openrouter_api_key": openrouter_api_key,
@@ -196,6 +226,12 @@ class WebSearch:
                 self._configured.append(cls.from_settings(self.settings))
             else:
                 self.unconfigured[name] = missing
+        redact_library_logs(self._redactor)
+        self._fees = fees if fees is not None else Fees.from_environment()
+        #: Asked before a paid engine joins a blend, told what it cost (``blend.Meter``).
+        self.meter: Meter = meter if meter is not None else BudgetMeter()
+        self._blend_cache = blend_cache
+        self._blend = BlendProvider(self._blend_engines())
         self._pinned = self._check_pin(self.settings.provider)
         self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
         self._client = http_client
@@ -230,12 +266,38 @@ class WebSearch:
         except ValueError as exc:
             raise ConfigurationError(f"bad domain list: {exc}") from None
 
+    def _blend_engines(self) -> list[Engine]:
+        """Each ddgs backend, then each configured keyed provider; answers are not blended."""
+        engines = []
+        if "ddgs" not in self.unconfigured:
+            for backend in text_backends():
+                engines.append(
+                    Engine(
+                        f"ddgs/{backend}",
+                        DdgsProvider(backend),
+                        ddgs_capabilities(backend, DdgsProvider.capabilities),
+                    )
+                )
+        for provider in self._configured:
+            if provider.name in _BLEND_PROVIDERS:
+                capabilities = {**provider.capabilities, "include_answer": Support.UNSUPPORTED}
+                engines.append(
+                    Engine(provider.name, provider, capabilities, paid=provider.name in PAID)
+                )
+        return engines
+
     def _check_pin(self, name: str) -> str | None:
         if name == "auto":
             return None
+        if name == "blend":
+            if not self._blend.engines:
+                raise ProviderNotConfiguredError(
+                    "blend", "it has no engines: install the ddgs extra, or set a provider's key"
+                )
+            return name
         if name not in PROVIDERS:
             raise ConfigurationError(
-                f"unknown search provider {name!r}: choose one of {', '.join(['auto', *PROVIDERS])}"
+                f"unknown search provider {name!r}: choose one of {', '.join(CHOICES)}"
             )
         if name in self.unconfigured:
             raise ProviderNotConfiguredError(name, self.unconfigured[name])
@@ -249,6 +311,12 @@ class WebSearch:
     def honoured_options(self) -> frozenset[str]:
         """Options a search can use here: the pinned provider's, or (``auto``) those at
         least one configured provider honours, since routing will pick that one."""
+        if self._pinned == "blend":
+            return frozenset(
+                option
+                for option, support in self._blend.capabilities.items()
+                if support is not Support.UNSUPPORTED
+            )
         candidates = [p for p in self._configured if self._pinned in (None, p.name)]
         return frozenset(
             option
@@ -291,6 +359,8 @@ class WebSearch:
             request, chosen, query_sent, key = self._plan(args)
             if (hit := self._memo.get(key)) is not None:
                 return self._recalled(hit)
+            if isinstance(chosen, BlendProvider):
+                return self._blend_search(request, key)
             started = time.perf_counter()
             if isinstance(chosen, BlockingProvider):
                 answer = _spent(self._blocking(chosen, request, query_sent), 1)
@@ -324,6 +394,8 @@ class WebSearch:
             request, chosen, query_sent, key = self._plan(args)
             if (hit := self._memo.get(key)) is not None:
                 return self._recalled(hit)
+            if isinstance(chosen, BlendProvider):
+                return await self._ablend_search(request, key)
             started = time.perf_counter()
             if isinstance(chosen, BlockingProvider):
                 answer = _spent(await self._ablocking(chosen, request, query_sent), 1)
@@ -336,9 +408,13 @@ class WebSearch:
     # ``timeout``): every call, its retry, and any redirect resolution share it.
 
     def _exchange(
-        self, provider: HttpProvider, request: SearchRequest, query: str
+        self,
+        provider: HttpProvider,
+        request: SearchRequest,
+        query: str,
+        deadline: float | None = None,
     ) -> ProviderAnswer:
-        deadline = time.monotonic() + self.settings.timeout
+        deadline = deadline or time.monotonic() + self.settings.timeout
         flow = provider.exchange(request, query)
         reply: object = None
         calls = 0
@@ -356,9 +432,13 @@ class WebSearch:
                 reply = self._locate(step.urls, deadline)
 
     async def _aexchange(
-        self, provider: HttpProvider, request: SearchRequest, query: str
+        self,
+        provider: HttpProvider,
+        request: SearchRequest,
+        query: str,
+        deadline: float | None = None,
     ) -> ProviderAnswer:
-        deadline = time.monotonic() + self.settings.timeout
+        deadline = deadline or time.monotonic() + self.settings.timeout
         flow = provider.exchange(request, query)
         reply: object = None
         calls = 0
@@ -374,6 +454,149 @@ class WebSearch:
                 )
             else:
                 reply = await self._alocate(step.urls, deadline)
+
+    # -- the blend: every engine at once, one deadline, fused ---------------------------------
+
+    def _blend_refusal(self, request: SearchRequest) -> None:
+        """Refuse, before anything is sent, a search no engine of the blend can honour."""
+        if any(not unmet_options(request, e.capabilities) for e in self._blend.engines):
+            return
+        gaps = "; ".join(
+            f"{e.name} lacks {', '.join(unmet_options(request, e.capabilities))}"
+            for e in self._blend.engines
+        )
+        raise UnsupportedOptionError("blend", request.options_used(), [], detail=gaps)
+
+    def _blend_plan(self, request: SearchRequest) -> BlendPlan:
+        """Which engines run: those that honour every option and, if paid, that the meter
+        allows. Each left out is named with its reason."""
+        engines: list[Engine] = []
+        skipped: dict[str, str] = {}
+        fees: dict[str, float] = {}
+        for engine in self._blend.engines:
+            if unmet := unmet_options(request, engine.capabilities):
+                skipped[engine.name] = f"cannot honour {', '.join(unmet)}"
+            elif len(rewrite_query(request, engine.capabilities)) > engine.provider.max_query_chars:
+                skipped[engine.name] = "the query with its site: filters is too long for it"
+            elif engine.paid and not self.meter.allow(engine.name, self._fees.of(engine.name)):
+                skipped[engine.name] = "the metering budget is spent"
+            else:
+                if engine.paid:
+                    fees[engine.name] = self._fees.of(engine.name)
+                engines.append(engine)
+        if not engines:
+            raise RateLimitedError("blend", None, quota=True)
+        return BlendPlan(tuple(engines), skipped, fees)
+
+    def _blended(
+        self,
+        plan: BlendPlan,
+        answers: list[ProviderAnswer | WebSearchError | None],
+        request: SearchRequest,
+    ) -> ProviderAnswer:
+        """Fuse, settle the meter, log each engine's outcome; fail only if all are down."""
+        results, outcomes, paid = blend_answer(plan, answers, request.count)
+        for name in plan.fees:
+            self.meter.spent(name, paid.get(name, 0.0))
+        for outcome in outcomes:
+            logger.info(
+                "blend engine=%s status=%s results=%d reason=%s",
+                outcome.engine,
+                outcome.status,
+                outcome.results,
+                outcome.error or "-",
+            )
+        if all(outcome.status == "down" for outcome in outcomes):
+            every = "; ".join(f"{o.engine} ({o.error})" for o in outcomes)
+            raise ProviderUnavailableError("blend", f"every engine is down: {every}")
+        usage = Usage(searches=len(plan.engines), requests=len(plan.engines), paid=paid)
+        return ProviderAnswer(results=results, outcomes=outcomes, skipped=plan.skipped, usage=usage)
+
+    def _engine_search(
+        self, engine: Engine, request: SearchRequest, deadline: float
+    ) -> ProviderAnswer | WebSearchError:
+        """One engine's answer or its error, never raised: one engine never fails a blend."""
+        query = rewrite_query(request, engine.capabilities)
+        try:
+            if isinstance(engine.provider, BlockingProvider):
+                remaining = max(0.5, deadline - time.monotonic())
+                return engine.provider.search_blocking(request, query, remaining)
+            assert isinstance(engine.provider, HttpProvider)
+            return self._exchange(engine.provider, request, query, deadline)
+        except WebSearchError as exc:
+            return exc
+        except Exception as exc:  # a bug in one engine's path: reported, not raised
+            logger.debug("blend engine %s failed unexpectedly", engine.name, exc_info=True)
+            return InternalError(f"the {engine.name} engine", exc)
+
+    async def _aengine_search(
+        self, engine: Engine, request: SearchRequest, deadline: float
+    ) -> ProviderAnswer | WebSearchError:
+        query = rewrite_query(request, engine.capabilities)
+        try:
+            if isinstance(engine.provider, BlockingProvider):
+                remaining = max(0.5, deadline - time.monotonic())
+                return await anyio.to_thread.run_sync(
+                    engine.provider.search_blocking,
+                    request,
+                    query,
+                    remaining,
+                    abandon_on_cancel=True,
+                )
+            assert isinstance(engine.provider, HttpProvider)
+            return await self._aexchange(engine.provider, request, query, deadline)
+        except WebSearchError as exc:
+            return exc
+        except Exception as exc:
+            logger.debug("blend engine %s failed unexpectedly", engine.name, exc_info=True)
+            return InternalError(f"the {engine.name} engine", exc)
+
+    def _blend_search(self, request: SearchRequest, key: tuple[Any, ...]) -> SearchResponse:
+        shared = (request, tuple(e.name for e in self._blend.engines))
+        if self._blend_cache is not None and (hit := self._blend_cache.get(shared)):
+            return self._recalled(hit)
+        started = time.perf_counter()
+        plan = self._blend_plan(request)
+        deadline = time.monotonic() + self.settings.blend_timeout
+        workers = ThreadPoolExecutor(len(plan.engines), thread_name_prefix="websearch-blend")
+        try:
+            pending = [
+                workers.submit(self._engine_search, engine, request, deadline)
+                for engine in plan.engines
+            ]
+            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+        finally:
+            # An engine still silent is cut off: nothing waits for it (ddgs ends on its own
+            # timeout, an HTTP engine at the deadline held at its socket).
+            workers.shutdown(wait=False, cancel_futures=True)
+        answers = [f.result() if f.done() and not f.cancelled() else None for f in pending]
+        answer = self._blended(plan, answers, request)
+        response = self._finish(key, request, self._blend, request.query, answer, started)
+        if self._blend_cache is not None:
+            self._blend_cache.put(shared, response)
+        return response
+
+    async def _ablend_search(self, request: SearchRequest, key: tuple[Any, ...]) -> SearchResponse:
+        shared = (request, tuple(e.name for e in self._blend.engines))
+        if self._blend_cache is not None and (hit := self._blend_cache.get(shared)):
+            return self._recalled(hit)
+        started = time.perf_counter()
+        plan = self._blend_plan(request)
+        deadline = time.monotonic() + self.settings.blend_timeout
+        answers: list[ProviderAnswer | WebSearchError | None] = [None] * len(plan.engines)
+
+        async def one(index: int, engine: Engine) -> None:
+            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
+                answers[index] = await self._aengine_search(engine, request, deadline)
+
+        async with anyio.create_task_group() as group:
+            for index, engine in enumerate(plan.engines):
+                group.start_soon(one, index, engine)
+        answer = self._blended(plan, answers, request)
+        response = self._finish(key, request, self._blend, request.query, answer, started)
+        if self._blend_cache is not None:
+            self._blend_cache.put(shared, response)
+        return response
 
     def _budget(self, deadline: float) -> dict[str, Any]:
         """What every provider call may spend: the search's deadline, its retry wait, its
@@ -449,12 +672,14 @@ class WebSearch:
             )
         raise ProviderUnavailableError(provider.name, f"no answer within {timeout:g} s")
 
-    def _plan(self, args: dict[str, Any]) -> tuple[SearchRequest, Provider, str, tuple[Any, ...]]:
+    def _plan(
+        self, args: dict[str, Any]
+    ) -> tuple[SearchRequest, Provider | BlendProvider, str, tuple[Any, ...]]:
         """Validate, choose the provider and rewrite the query; nothing is sent here."""
         override = args.pop("provider")
         if override is not None and not isinstance(override, str):
             raise InvalidRequestError(
-                f"provider must be a provider's name: one of {', '.join(['auto', *PROVIDERS])}"
+                f"provider must be a provider's name: one of {', '.join(CHOICES)}"
             )
         pin = self._pinned if override is None else self._check_pin(override.strip().lower())
         site, include = args.pop("site"), args.pop("include_domains")
@@ -466,6 +691,9 @@ class WebSearch:
             request = SearchRequest.model_validate({**args, "include_domains": include})
         except ValidationError as exc:
             raise InvalidRequestError(argument_message(exc)) from None
+        if pin == "blend":
+            self._blend_refusal(request)
+            return request, self._blend, request.query, (pin, request)
         chosen = choose_provider(request, pin, self._configured)
         return request, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
 
@@ -489,7 +717,7 @@ class WebSearch:
         self,
         key: tuple[Any, ...],
         request: SearchRequest,
-        provider: Provider,
+        provider: Provider | BlendProvider,
         query_sent: str,
         answer: ProviderAnswer,
         started: float,
@@ -506,6 +734,7 @@ class WebSearch:
             answer=answer.answer,
             citations=answer.citations,
             answer_truncated=answer.answer_truncated,
+            skipped=answer.skipped,
             usage=answer.usage or Usage(),
             sent_query=query_sent,
             outcomes=answer.outcomes,

@@ -1,6 +1,7 @@
 """The providers, in the order ``auto`` tries them: cheapest first.
 
-1. The plain indexes a key or URL enables (brave, tavily, searxng): one request per search.
+1. The plain indexes a key or URL enables (brave, tavily, mojeek, searxng): one request per
+   search.
 2. The keyless default (ddgs): free, but scraped, so slower and less steady.
 3. The grounded vendors, whose model searches and answers, by documented price per search:
    openai ($10 per 1,000 calls plus tokens), anthropic ($10 per 1,000 searches plus the
@@ -19,6 +20,7 @@ from websearch_core.providers.base import BlockingProvider, HttpProvider, Provid
 from websearch_core.providers.brave import BraveProvider
 from websearch_core.providers.ddgs import DdgsProvider
 from websearch_core.providers.gemini import GeminiProvider
+from websearch_core.providers.mojeek import MojeekProvider
 from websearch_core.providers.openai import OpenAIProvider
 from websearch_core.providers.openrouter import OpenRouterProvider
 from websearch_core.providers.searxng import SearxngProvider
@@ -26,6 +28,7 @@ from websearch_core.providers.tavily import TavilyProvider
 
 __all__ = [
     "GROUNDED",
+    "PAID",
     "PROVIDERS",
     "BlockingProvider",
     "HttpProvider",
@@ -38,6 +41,7 @@ PROVIDERS: dict[str, type[Provider]] = {
     for provider in (
         BraveProvider,
         TavilyProvider,
+        MojeekProvider,
         SearxngProvider,
         DdgsProvider,
         OpenAIProvider,
@@ -48,3 +52,5 @@ PROVIDERS: dict[str, type[Provider]] = {
 }
 #: The providers whose results are an LLM vendor's citations.
 GROUNDED = ("openai", "anthropic", "gemini", "openrouter")
+#: The keyed providers a blend counts as paid engines (their vendor bills each search).
+PAID = ("brave", "tavily", "mojeek")

@@ -55,6 +55,8 @@ class ProviderAnswer:
     answer_truncated: bool = False
     #: What the vendor reported spending; ``None``: one search, no tokens (a plain index).
     usage: Usage | None = None
+    #: A blend's engines that sat the search out, and why.
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

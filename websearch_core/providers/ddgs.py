@@ -51,6 +51,11 @@ class DdgsProvider(BlockingProvider):
         "page": Support.NATIVE,
     }
 
+    def __init__(self, backend: str | None = None) -> None:
+        #: One ddgs backend (``"duckduckgo"``, ``"mojeek"`` …) as a blend engine, or ``None``
+        #: for ddgs's own choice ("auto").
+        self.backend = backend
+
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
         if importlib.util.find_spec("ddgs") is None:
@@ -73,6 +78,8 @@ class DdgsProvider(BlockingProvider):
         }
         if request.country:
             options["region"] = _REGION.get(request.country, f"{request.country}-{request.country}")
+        if self.backend is not None:
+            options["backend"] = self.backend
         try:
             items = DDGS(timeout=max(1, round(timeout))).text(query, **options)
         except RatelimitException:
@@ -111,3 +118,14 @@ def _reason(exc: Exception) -> str:
         if any(needle in text for needle in needles):
             return meaning
     return f"its search engines failed ({type(exc).__name__})"
+
+
+def text_backends() -> tuple[str, ...]:
+    """The installed ddgs's text backends, each a blend engine; none without ddgs."""
+    if importlib.util.find_spec("ddgs") is None:
+        return ()
+    try:
+        from ddgs.engines import ENGINES
+    except ImportError:  # a ddgs that lays its engines out otherwise
+        return ()
+    return tuple(sorted(ENGINES.get("text", {})))

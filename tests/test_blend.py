@@ -1,0 +1,458 @@
+"""The blend: every engine at once under one deadline, fused, each engine's outcome named,
+paid engines metered.
+
+Engines are faked at their boundary: the ddgs backends through the labelled ``FakeDDGS``
+(ddgs talks to public engines through its own Rust client; nothing can answer it on
+loopback), the keyed providers as scripted HTTP servers on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.support.fake_ddgs import FakeDDGS
+from tests.support.http_server import Reply, ScriptedServer, scripted_server
+from websearch_core import (
+    ProviderUnavailableError,
+    SearchResult,
+    UnsupportedOptionError,
+    WebSearch,
+)
+from websearch_core.blend import (
+    DDGS_BACKENDS_UNSUPPORTED,
+    BlendCache,
+    BudgetMeter,
+    Fees,
+    fuse,
+)
+from websearch_core.canonical import canonical_url
+from websearch_core.providers.ddgs import text_backends
+
+BACKENDS = text_backends()
+MOJEEK_KEY = "canary-mojeek-key-d41d8cd98f00b204"
+BRAVE_KEY = "canary-brave-key-0123456789abcdef"
+
+
+def hits(*urls: str, body: str = "snippet") -> Callable[[str], list[dict[str, Any]]]:
+    return lambda query: [{"title": f"T {u}", "href": u, "body": body} for u in urls]
+
+
+def raising(error: Exception) -> Callable[[str], list[dict[str, Any]]]:
+    def run(query: str) -> list[dict[str, Any]]:
+        raise error
+
+    return run
+
+
+def sleeping(seconds: float) -> Callable[[str], list[dict[str, Any]]]:
+    def run(query: str) -> list[dict[str, Any]]:
+        time.sleep(seconds)
+        return [{"title": "late", "href": "https://late.example/", "body": "late"}]
+
+    return run
+
+
+@pytest.fixture
+def ddgs(monkeypatch: pytest.MonkeyPatch) -> type[FakeDDGS]:
+    FakeDDGS.reset()
+    FakeDDGS.backends = {name: hits(f"https://{name}.example/a") for name in BACKENDS}
+    monkeypatch.setattr("ddgs.DDGS", FakeDDGS)
+    return FakeDDGS
+
+
+@pytest.fixture
+def brave() -> Iterator[ScriptedServer]:
+    with scripted_server() as running:
+        results = [
+            {
+                "title": "B",
+                "url": "https://shared.example/page?utm_source=brave",
+                "description": "from brave, longest snippet of all",
+            }
+        ]
+        running.script("/res/v1/web/search", Reply(200, {"web": {"results": results}}))
+        yield running
+
+
+@pytest.fixture
+def mojeek() -> Iterator[ScriptedServer]:
+    with scripted_server() as running:
+        results = [{"title": "M", "url": "https://shared.example/page/", "desc": "from mojeek"}]
+        running.script("/search", Reply(200, {"response": {"status": "OK", "results": results}}))
+        yield running
+
+
+def blend(brave: ScriptedServer, mojeek: ScriptedServer, **options: Any) -> WebSearch:
+    return WebSearch(
+        "blend",
+        brave_api_key=BRAVE_KEY,
+        brave_base_url=brave.url,
+        mojeek_api_key=MOJEEK_KEY,
+        mojeek_base_url=mojeek.url,
+        **options,
+    )
+
+
+def outcome(response: Any, engine: str) -> tuple[str, str | None]:
+    found = next(o for o in response.outcomes if o.engine == engine)
+    return found.status, found.error
+
+
+def test_the_installed_ddgs_backends_are_engines() -> None:
+    assert BACKENDS  # the dev install has ddgs
+    assert set(BACKENDS) <= set(DDGS_BACKENDS_UNSUPPORTED)  # each one's options were read
+
+
+def test_all_engines_answer_and_are_fused(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    response = blend(brave, mojeek).search("q", count=10)
+    assert response.provider == "blend"
+    assert {o.status for o in response.outcomes} == {"answered"}
+    assert [o.engine for o in response.outcomes] == [
+        *(f"ddgs/{b}" for b in BACKENDS),
+        "brave",
+        "mojeek",
+    ]
+    # Two engines gave one page (a tracking parameter and a trailing slash apart): one result,
+    # first, with both engines, their positions and the longest snippet.
+    top = response.results[0]
+    assert top.engines == ("brave", "mojeek")
+    assert top.positions == (1, 1)
+    assert top.url == "https://shared.example/page?utm_source=brave"
+    assert top.snippet == "from brave, longest snippet of all"
+    assert top.score == round(2 / 61, 6)
+    assert len(response.results) == len(BACKENDS) + 1
+    assert [r.rank for r in response.results] == list(range(1, len(response.results) + 1))
+    # every ddgs engine asked its own backend, on its own worker thread
+    assert sorted(call.options["backend"] for call in ddgs.calls) == sorted(BACKENDS)
+    assert mojeek.seen[0].query["api_key"] == MOJEEK_KEY
+    assert brave.seen[0].headers["x-subscription-token"] == BRAVE_KEY
+
+
+@pytest.mark.parametrize(
+    ("engine", "reason"),
+    [
+        ("captcha page", "unreadable answer"),
+        ("empty list", "no results"),
+        ("junk body", "unreadable answer"),
+    ],
+)
+def test_an_engine_that_answers_nothing_usable_is_blind(
+    engine: str, reason: str, ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    reply = {
+        "captcha page": Reply(
+            200, b"<html><h1>Are you a robot?</h1></html>", {"Content-Type": "text/html"}
+        ),
+        "empty list": Reply(200, {"web": {"results": []}}),
+        "junk body": Reply(200, b"\x00\xff garbage", {"Content-Type": "application/json"}),
+    }[engine]
+    brave.script("/res/v1/web/search", reply)
+    response = blend(brave, mojeek).search("q")
+    assert outcome(response, "brave") == ("blind", reason)
+    assert "Engines that answered with nothing usable: brave" in response.render()
+    assert response.results  # the others still answer
+    assert response.usage.paid == {"brave": 1.0, "mojeek": 1.0}  # it answered: it was billed
+
+
+def test_an_engine_that_fails_is_down_and_the_blend_still_answers(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    brave.script("/res/v1/web/search", Reply(500, b"oops"))
+    ddgs.backends[BACKENDS[0]] = raising(RuntimeError("boom"))
+    response = blend(brave, mojeek).search("q")
+    assert outcome(response, "brave") == ("down", "HTTP 500")
+    assert outcome(response, f"ddgs/{BACKENDS[0]}")[0] == "down"
+    assert "Engines that failed: " in response.render()
+    assert response.render().endswith('results from blend for "q".')
+    assert "brave" not in response.usage.paid  # down: not billed
+
+
+def test_a_slow_engine_is_cut_off_at_the_deadline(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    ddgs.backends[BACKENDS[0]] = sleeping(5.0)
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=5.0))
+    ws = blend(brave, mojeek, blend_timeout=1.0)
+    started = time.monotonic()
+    response = ws.search("q")
+    assert time.monotonic() - started < 1.0 + 1.0  # the deadline plus a generous margin
+    assert outcome(response, f"ddgs/{BACKENDS[0]}") == ("down", "timeout")
+    assert outcome(response, "brave") == ("down", "timeout")
+    assert outcome(response, "mojeek")[0] == "answered"
+
+
+async def test_async_blend_is_cut_off_at_the_deadline_too(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    ddgs.backends[BACKENDS[0]] = sleeping(5.0)
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=5.0))
+    started = time.monotonic()
+    async with blend(brave, mojeek, blend_timeout=1.0) as ws:
+        response = await ws.asearch("q")
+    assert time.monotonic() - started < 1.0 + 1.0
+    assert outcome(response, "brave") == ("down", "timeout")
+    assert outcome(response, f"ddgs/{BACKENDS[0]}") == ("down", "timeout")
+    assert response.results
+
+
+def test_all_engines_down_is_an_error_naming_each(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    for name in BACKENDS:
+        ddgs.backends[name] = raising(RuntimeError("boom"))
+    brave.script("/res/v1/web/search", Reply(401, b"no"))
+    mojeek.script("/search", Reply(503, b"later"))
+    with pytest.raises(ProviderUnavailableError, match="every engine is down") as caught:
+        blend(brave, mojeek, max_retry_wait=0).search("q")
+    assert "brave (key refused)" in str(caught.value)
+    assert "mojeek (HTTP 503)" in str(caught.value)
+    assert all(f"ddgs/{b}" in str(caught.value) for b in BACKENDS)
+
+
+def test_a_spent_budget_drops_the_paid_engines_and_the_search_still_answers(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    meter = BudgetMeter(budget_cents=3.0)
+    ws = blend(brave, mojeek, meter=meter, memo_size=0)
+    first = ws.search("q")
+    assert first.usage.paid == {"brave": 1.0, "mojeek": 1.0}
+    assert first.usage.cents == 2.0
+    second = ws.search("q")  # one cent left: brave fits, mojeek does not
+    assert second.usage.paid == {"brave": 1.0}
+    assert second.skipped == {"mojeek": "the metering budget is spent"}
+    third = ws.search("q")
+    assert third.usage.paid == {}
+    assert set(third.skipped) == {"brave", "mojeek"}
+    assert third.results  # the free engines still answer
+    assert "Engines left out: brave (the metering budget is spent)" in third.render()
+    assert meter.total_cents == 3.0
+    assert len(brave.seen) == 2
+    assert len(mojeek.seen) == 1
+
+
+def test_fee_variables_set_each_engine_its_price(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WEBSEARCH_FEE_CENTS", "2")
+    monkeypatch.setenv("WEBSEARCH_FEE_CENTS_BRAVE", "0.5")
+    assert blend(brave, mojeek).search("q").usage.paid == {"brave": 0.5, "mojeek": 2.0}
+    assert Fees.from_environment({}).of("mojeek") == 1.0
+    monkeypatch.setenv("WEBSEARCH_FEE_CENTS_MOJEEK", "lots")
+    with pytest.raises(Exception, match="WEBSEARCH_FEE_CENTS_MOJEEK must be a number of cents"):
+        blend(brave, mojeek)
+
+
+def test_a_meter_of_ones_own_is_asked_and_told(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    class Ledger:
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, float]] = []
+            self.told: list[tuple[str, float]] = []
+
+        def allow(self, engine: str, cents: float) -> bool:
+            self.asked.append((engine, cents))
+            return engine != "mojeek"
+
+        def spent(self, engine: str, cents: float) -> None:
+            self.told.append((engine, cents))
+
+    ledger = Ledger()
+    brave.script("/res/v1/web/search", Reply(500, b"down"))
+    response = blend(brave, mojeek, meter=ledger, max_retry_wait=0).search("q")
+    assert ledger.asked == [("brave", 1.0), ("mojeek", 1.0)]
+    assert ledger.told == [("brave", 0.0)]  # down: nothing spent; mojeek never joined
+    assert response.skipped == {"mojeek": "the metering budget is spent"}
+
+
+def test_an_engine_that_cannot_honour_an_option_is_left_out_never_sent_without_it(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    response = blend(brave, mojeek).search("q", date_from="2026-01-01")
+    # ddgs backends take no date range: none of them was asked
+    assert ddgs.calls == []
+    assert all(response.skipped[f"ddgs/{b}"] == "cannot honour date_range" for b in BACKENDS)
+    assert [o.engine for o in response.outcomes] == ["brave", "mojeek"]
+    assert mojeek.seen[0].query["since"] == "20260101"
+    with pytest.raises(UnsupportedOptionError, match="blend"):
+        blend(brave, mojeek).search("q", include_answer=True)
+
+
+def test_the_same_answers_fuse_to_the_same_menu() -> None:
+    answers = [
+        (
+            "a",
+            [
+                SearchResult(rank=1, title="X", url="https://x.org/"),
+                SearchResult(rank=2, title="Y", url="https://y.org/"),
+            ],
+        ),
+        (
+            "b",
+            [
+                SearchResult(rank=1, title="Y", url="https://Y.org"),
+                SearchResult(rank=2, title="X", url="https://x.org/?gclid=1"),
+            ],
+        ),
+    ]
+    first = fuse(answers, 10)
+    assert fuse(answers, 10) == first
+    # tied on score and best position: the page seen first leads; each keeps the link of
+    # its best-placed sighting (Y's is engine b's first result)
+    assert [r.url for r in first] == ["https://x.org/", "https://Y.org"]
+    assert [r.engines for r in first] == [("a", "b"), ("a", "b")]
+
+
+def test_the_mojeek_key_never_reaches_a_log_an_error_or_a_repr(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    mojeek.script("/search", Reply(500, f"error for api_key={MOJEEK_KEY}"))
+    ws = WebSearch(
+        "mojeek", mojeek_api_key=MOJEEK_KEY, mojeek_base_url=mojeek.url, max_retry_wait=0
+    )
+    with pytest.raises(ProviderUnavailableError) as caught:
+        ws.search("q")
+    shown = [str(caught.value), repr(caught.value), repr(ws), repr(ws.settings)]
+    shown += [r.getMessage() for r in caplog.records]
+    assert any("api.mojeek" in m or "/search" in m for m in shown)  # httpx did log the request
+    assert not [text for text in shown if MOJEEK_KEY in text]
+    response = blend(brave, mojeek).search("q")
+    assert MOJEEK_KEY not in response.model_dump_json()
+
+
+def test_a_shared_cache_answers_identical_blends_across_sessions(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    cache = BlendCache(max_entries=2, ttl_s=60)
+    first = blend(brave, mojeek, blend_cache=cache).search("q")
+    again = blend(brave, mojeek, blend_cache=cache).search("q")
+    assert again.from_memo
+    assert again.results == first.results
+    assert again.usage.paid == {}  # answered from the cache: nothing spent
+    assert len(brave.seen) == 1
+    for query in ("r", "s"):
+        blend(brave, mojeek, blend_cache=cache).search(query)
+    assert len(cache) == 2  # bounded: the oldest went
+
+
+def test_cache_entries_expire(monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = BlendCache(max_entries=4, ttl_s=10)
+    clock = [100.0]
+    monkeypatch.setattr("websearch_core.blend.time.monotonic", lambda: clock[0])
+    cache.put("k", "v")  # type: ignore[arg-type]
+    assert cache.get("k") == "v"
+    clock[0] += 11
+    assert cache.get("k") is None
+
+
+def test_one_structured_line_per_engine_is_logged(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="websearch_core")
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}))
+    blend(brave, mojeek).search("q")
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("blend engine=")]
+    assert len(lines) == len(BACKENDS) + 2
+    assert "blend engine=brave status=blind results=0 reason=no results" in lines
+
+
+def test_the_blend_works_from_the_cli(
+    ddgs: type[FakeDDGS], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from websearch_core.cli import main
+
+    assert main(["search", "q", "--provider", "blend", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["provider"] == "blend"
+    assert {o["status"] for o in printed["outcomes"]} == {"answered"}
+
+
+# -- canonical URLs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variant", "canonical"),
+    [
+        (
+            "HTTPS://Example.COM:443/a/b/?utm_source=x&utm_medium=y&id=7#top",
+            "https://example.com/a/b?id=7",
+        ),
+        ("https://example.com/a/b?id=7&fbclid=abc", "https://example.com/a/b?id=7"),
+        ("https://example.com/a/b?gclid=1&id=7", "https://example.com/a/b?id=7"),
+        ("http://example.com:80/", "http://example.com"),
+        ("http://example.com:8080/", "http://example.com:8080"),
+        ("https://[2001:db8::1]:443/x/", "https://[2001:db8::1]/x"),
+    ],
+)
+def test_tracking_variants_share_one_canonical_url(variant: str, canonical: str) -> None:
+    assert canonical_url(variant) == canonical
+
+
+@given(st.text(max_size=300))
+def test_canonical_url_is_total_and_idempotent(url: str) -> None:
+    once = canonical_url(url)
+    assert canonical_url(once) == once
+
+
+@given(
+    st.sampled_from(["http", "https", "HTTP"]),
+    st.from_regex(r"[a-z]{1,10}(\.[a-z]{1,5}){1,2}", fullmatch=True),
+    st.lists(st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True), max_size=4),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["id", "q", "utm_source", "fbclid", "page"]),
+            st.from_regex(r"[a-z0-9]{0,4}", fullmatch=True),
+        ),
+        max_size=4,
+    ),
+)
+@settings(max_examples=200)
+def test_canonical_url_ignores_exactly_the_noise(
+    scheme: str, host: str, path: list[str], query: list[tuple[str, str]]
+) -> None:
+    kept = "&".join(f"{k}={v}" for k, v in query if k in ("id", "q", "page"))
+    plain = f"{scheme.lower()}://{host}/{'/'.join(path)}" + (f"?{kept}" if kept else "")
+    noisy = (
+        f"{scheme}://{host.upper()}/{'/'.join(path)}/?"
+        + "&".join(f"{k}={v}" for k, v in query)
+        + "#frag"
+    )
+    assert canonical_url(noisy) == canonical_url(plain)
+
+
+@pytest.mark.parametrize(
+    "adversarial",
+    [
+        "https://e.com/" + "/" * 200_000 + "x",
+        "https://e.com/?" + "utm_a=1&" * 25_000,
+        "https://e.com/?" + "&" * 200_000,
+        "h" * 200_000,
+        "https://" + "a." * 100_000 + "com/",
+    ],
+)
+def test_canonical_url_is_linear_on_hostile_input(adversarial: str) -> None:
+    started = time.perf_counter()
+    canonical_url(adversarial)
+    assert (
+        time.perf_counter() - started < 0.5
+    )  # milliseconds in practice; generous on a busy machine
