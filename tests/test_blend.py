@@ -456,3 +456,20 @@ def test_canonical_url_is_linear_on_hostile_input(adversarial: str) -> None:
     assert (
         time.perf_counter() - started < 0.5
     )  # milliseconds in practice; generous on a busy machine
+
+
+def test_a_recorded_mojeek_cassette_holds_no_key(
+    mojeek: ScriptedServer, tmp_path: Any, vcr_config: dict[str, Any]
+) -> None:
+    # Record a real exchange with the suite's own VCR settings, then read what was written.
+    import vcr
+
+    recorder = vcr.VCR(**{k: v for k, v in vcr_config.items() if k != "match_on"})
+    path = tmp_path / "mojeek.yaml"
+    with recorder.use_cassette(str(path), record_mode="all"):
+        ws = WebSearch("mojeek", mojeek_api_key=MOJEEK_KEY, mojeek_base_url=mojeek.url)
+        assert ws.search("q").results
+    written = path.read_text("utf-8")
+    assert "/search?" in written  # the request is there
+    assert MOJEEK_KEY not in written
+    assert "api_key" not in written
