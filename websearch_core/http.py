@@ -80,7 +80,8 @@ def error_for_status(provider: HttpProvider, response: httpx.Response) -> Provid
         return RateLimitedError(provider.name, retry_after_seconds(response))
     if status >= 500:
         return ProviderUnavailableError(provider.name, f"HTTP {status}", status=status)
-    excerpt = " ".join(response.text[:_EXCERPT_CHARS].split())
+    # Redacted before it is cut, so a cut cannot keep part of a key the provider echoed.
+    excerpt = " ".join(provider.redact(response.text)[:_EXCERPT_CHARS].split())
     return ProviderResponseError(
         provider.name,
         f"{provider.name} rejected the request (HTTP {status}: {excerpt or response.reason_phrase})"

@@ -213,6 +213,12 @@ class SearchResult(BaseModel):
     def _cap_snippet(cls, value: str) -> str:
         return _one_line(value, MAX_SNIPPET_CHARS)
 
+    @field_validator("published")
+    @classmethod
+    def _one_line_date(cls, value: str | None) -> str | None:
+        # One line and bounded here; the menu shows at most 40 characters of it.
+        return _one_line(value, 80) or None if value is not None else None
+
 
 class EngineOutcome(BaseModel):
     """How one engine behind a provider fared: a failing engine is visible, never calm.

@@ -76,6 +76,7 @@ def render_search(response: SearchResponse) -> str:
 
 
 #: Punctuation that closes a sentence or clause: a marker follows it, not precedes it.
+_LOOKAROUND = 8
 _CLOSING = frozenset(".,;:!?)]}\"'”’»")
 
 
@@ -84,10 +85,12 @@ def _marker_place(answer: str, start: int, end: int) -> int:
     punctuation that closes it, but only punctuation followed by a space or the end, so an
     apostrophe ("Spain's") or a decimal point ("3.50") is never split."""
     end = min(end, len(answer))
-    while end > start and answer[end - 1].isspace():
+    # A few characters each way at most: the work per marker stays constant.
+    floor = max(start, end - _LOOKAROUND)
+    while end > floor and answer[end - 1].isspace():
         end -= 1
-    after = end
-    while after < len(answer) and answer[after] in _CLOSING:
+    after, ceiling = end, min(len(answer), end + _LOOKAROUND)
+    while after < ceiling and answer[after] in _CLOSING:
         after += 1
     if after > end and (after == len(answer) or answer[after].isspace()):
         return after

@@ -85,6 +85,18 @@ class Redactor:
                 text = text.replace(form, REDACTED)
         return text
 
+    def mask(self, text: str) -> str:
+        """``redact`` that keeps every length: each secret becomes ``[redacted]`` padded
+        with ``*`` to its own length (or ``*`` only, if shorter), so offsets a provider
+        reports into the text still point at the same words."""
+        for form in self._forms:
+            if form in text:
+                cover = (REDACTED + "*" * len(form))[: len(form)]
+                if len(form) < len(REDACTED):
+                    cover = "*" * len(form)
+                text = text.replace(form, cover)
+        return text
+
     def scrub(self, error: WebSearchError) -> WebSearchError:
         """``error`` with its message redacted, in place (its type and fields stay)."""
         clean = self.redact(error.message)

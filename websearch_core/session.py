@@ -61,7 +61,7 @@ from websearch_core.models import (
     validation_message,
 )
 from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProvider, Provider
-from websearch_core.providers.base import Call, ProviderAnswer
+from websearch_core.providers.base import Call, ProviderAnswer, clean_strings
 from websearch_core.providers.ddgs import DdgsProvider, text_backends
 from websearch_core.routing import Support, choose_provider, rewrite_query, unmet_options
 from websearch_core.secrets import Redactor, redact_library_logs
@@ -227,6 +227,10 @@ class WebSearch:
             else:
                 self.unconfigured[name] = missing
         redact_library_logs(self._redactor)
+        if self._redactor:  # what providers read from a vendor is redacted before parsing
+            for configured in self._configured:
+                if isinstance(configured, HttpProvider):
+                    configured.redact = self._redactor.mask
         self._fees = fees if fees is not None else Fees.from_environment()
         #: Asked before a paid engine joins a blend, told what it cost (``blend.Meter``).
         self.meter: Meter = meter if meter is not None else BudgetMeter()
@@ -741,8 +745,8 @@ class WebSearch:
             elapsed_ms=elapsed_ms,
         )
         if self._redactor:  # a provider that echoes the request must not echo a key
-            response = SearchResponse.model_validate_json(
-                self._redactor.redact(response.model_dump_json())
+            response = SearchResponse.model_validate(
+                clean_strings(response.model_dump(), self._redactor.redact)
             )
         logger.info(
             "search provider=%s query=%r results=%d searches=%d requests=%d elapsed_ms=%.0f",

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import base64
 import html
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
@@ -153,11 +152,19 @@ class HttpProvider(Provider):
         """A provider-specific error for a failed response, or ``None`` for the generic one."""
         return None
 
+    #: Set by the session: every configured secret out of a text (identity without secrets).
+    redact: Callable[[str], str] = staticmethod(lambda text: text)
+
     def read_json(self, response: httpx.Response) -> dict[str, Any]:
-        """The response body as a JSON object, or an error that says it was not one."""
+        """The response body as a JSON object, or an error that says it was not one.
+
+        Every string in it is made safe before a provider reads it: lone surrogates replaced
+        (they cannot be encoded or serialised) and secrets redacted, so that no later cut of
+        a title or snippet can keep part of a key a vendor echoed.
+        """
         try:
-            data = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            data = clean_strings(response.json(), self.redact)
+        except (ValueError, UnicodeDecodeError, RecursionError):  # also a 5,000-digit number
             data = None
         if not isinstance(data, dict):
             raise ProviderResponseError(
@@ -205,6 +212,34 @@ class BlockingProvider(Provider):
         """Run the search; blocks the calling thread."""
 
 
+def clean_strings(value: object, redact: Callable[[str], str]) -> Any:
+    """``value`` (parsed JSON) with every string repaired and redacted; iterative, so a
+    deeply nested body costs no recursion."""
+    if isinstance(value, str):
+        return _clean(value, redact)
+    if not isinstance(value, dict | list):
+        return value
+    stack: list[Any] = [value]
+    while stack:
+        container = stack.pop()
+        keys = list(container) if isinstance(container, dict) else range(len(container))
+        for key in keys:
+            item = container[key]
+            if isinstance(item, str):
+                container[key] = _clean(item, redact)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return value
+
+
+def _clean(text: str, redact: Callable[[str], str]) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, from a "\ud800" escape
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return redact(text)
+
+
 def freshness_letter(request: SearchRequest) -> str | None:
     """``'day'`` → ``'d'``: the one-letter spelling several providers share."""
     return _FRESHNESS_LETTER[request.freshness] if request.freshness else None
@@ -232,7 +267,11 @@ def plain(value: object) -> str:
 
 def is_web_url(link: object) -> bool:
     """An absolute http(s) URL with a host and no whitespace: something a model can follow."""
-    if not isinstance(link, str) or not link.startswith(("http://", "https://")):
+    if (
+        not isinstance(link, str)
+        or not link[:8].lower().startswith(("http://", "https://"))
+        or len(link) > MAX_LINK_CHARS
+    ):
         return False
     if " " in link or not link.isprintable():  # whitespace, controls, invisible characters
         return False
@@ -241,6 +280,9 @@ def is_web_url(link: object) -> bool:
     except ValueError:  # e.g. a malformed IPv6 literal
         return False
 
+
+#: A link longer than this is no link a model should be shown (browsers stop near here).
+MAX_LINK_CHARS = 4_096
 
 Row = tuple[object, object, object, object, object]
 

@@ -21,7 +21,9 @@ The vendor traps, and what is done about each:
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
+import itertools
 from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
 
@@ -42,6 +44,7 @@ from websearch_core.providers.grounded import (
     count_of,
 )
 from websearch_core.routing import Support
+from websearch_core.text import one_line
 
 _EARLIEST = dt.datetime(1990, 1, 1, tzinfo=dt.timezone.utc)
 _WINDOW = {
@@ -53,6 +56,9 @@ _WINDOW = {
 #: Redirect links resolved per search: the menu holds at most 10 results.
 MAX_LOCATES = 20
 REDIRECT_PATH = "/grounding-api-redirect/"
+REDIRECT_HOST = "vertexaisearch.cloud.google.com"
+#: Spans read per answer: far more than a few sentences carry, few enough to stay linear.
+MAX_SUPPORTS = 500
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -79,19 +85,33 @@ def time_range(request: SearchRequest, now: dt.datetime | None = None) -> dict[s
     }
 
 
-def is_redirect(link: str) -> bool:
-    """A Google grounding redirect link (``…/grounding-api-redirect/…``): only these are
-    looked up; a page's own URL is never requested while searching."""
+def is_redirect(link: str, gateway_host: str | None = None) -> bool:
+    """A Google grounding redirect link (``…/grounding-api-redirect/…`` on Google's host, or
+    on the gateway the operator set as the base URL): only these are looked up; a page's
+    own URL is never requested while searching."""
     try:
-        return urlsplit(link).path.startswith(REDIRECT_PATH)
+        parts = urlsplit(link)
     except ValueError:
         return False
+    return parts.path.startswith(REDIRECT_PATH) and parts.hostname in (REDIRECT_HOST, gateway_host)
 
 
 def characters(text: str, byte_offset: int) -> int:
     """The character offset in ``text`` of a UTF-8 byte offset (one inside a character
     counts up to that character's start)."""
-    return len(text.encode("utf-8")[:byte_offset].decode("utf-8", errors="ignore"))
+    return ByteOffsets(text).character(byte_offset)
+
+
+class ByteOffsets:
+    """UTF-8 byte offsets to character offsets in one text: the text is measured once, then
+    each offset is a binary search (a part may carry thousands of spans)."""
+
+    def __init__(self, text: str) -> None:
+        self.ends = list(itertools.accumulate(len(c.encode("utf-8", "replace")) for c in text))
+
+    def character(self, byte_offset: int) -> int:
+        # characters whose last byte ends at or before the offset
+        return bisect.bisect_right(self.ends, byte_offset)
 
 
 class GeminiProvider(GroundedProvider):
@@ -143,11 +163,9 @@ class GeminiProvider(GroundedProvider):
         response = yield Call(self.build_request(request, query))
         assert isinstance(response, httpx.Response)
         citations, text, usage, truncated = self._grounding(self.read_json(response))
-        links = tuple(
-            link
-            for link in dict.fromkeys([*citations.cited, *citations.found])
-            if is_redirect(link)
-        )[:MAX_LOCATES]
+        gateway = urlsplit(self._endpoint.url).hostname
+        seen = dict.fromkeys([*citations.cited, *citations.found])
+        links = tuple(link for link in seen if is_redirect(link, gateway))[:MAX_LOCATES]
         targets = yield Locate(links)
         assert isinstance(targets, dict)
         return citations.answer(request, text, usage=usage, truncated=truncated, rename=targets)
@@ -162,8 +180,9 @@ class GeminiProvider(GroundedProvider):
         if not isinstance(candidates, list) or not candidates:
             feedback = as_dict(data.get("promptFeedback")).get("blockReason")
             if feedback:
+                reason = one_line(str(feedback))[:40]
                 raise ProviderResponseError(
-                    self.name, f"{self.name} blocked the query ({feedback}): rephrase it"
+                    self.name, f"{self.name} blocked the query ({reason}): rephrase it"
                 )
             raise self.malformed("no candidates")
         candidate = as_dict(candidates[0])
@@ -177,6 +196,7 @@ class GeminiProvider(GroundedProvider):
         # Where each text part starts in the joined answer (thoughts are not the answer).
         starts: dict[int, int] = {}
         texts: dict[int, str] = {}
+        measured: dict[int, ByteOffsets] = {}
         length = 0
         for index, part in enumerate(parts):
             part = as_dict(part)
@@ -188,16 +208,20 @@ class GeminiProvider(GroundedProvider):
             for chunk in as_list(grounding.get("groundingChunks"))
         ]
         citations = Citations()
-        for support in as_list(grounding.get("groundingSupports")):
+        for support in as_list(grounding.get("groundingSupports"))[:MAX_SUPPORTS]:
             support = as_dict(support)
             segment = as_dict(support.get("segment"))
-            part_index = count_of(segment.get("partIndex")) or 0
+            part_index = count_of(segment.get("partIndex", 0))  # absent is 0, as in proto3
             if part_index not in texts:
                 continue
             part_text = texts[part_index]
-            start = characters(part_text, count_of(segment.get("startIndex")) or 0)
-            end = characters(part_text, count_of(segment.get("endIndex")) or 0)
-            for chunk_index in as_list(support.get("groundingChunkIndices")):
+            if part_index not in measured:  # each part measured once
+                measured[part_index] = ByteOffsets(part_text)
+            offsets = measured[part_index]
+            start = offsets.character(count_of(segment.get("startIndex")) or 0)
+            end = offsets.character(count_of(segment.get("endIndex")) or 0)
+            cited = part_text[start:end]
+            for chunk_index in as_list(support.get("groundingChunkIndices"))[:MAX_LOCATES]:
                 if isinstance(chunk_index, int) and 0 <= chunk_index < len(chunks):
                     chunk = chunks[chunk_index]
                     citations.cite(
@@ -205,7 +229,7 @@ class GeminiProvider(GroundedProvider):
                         starts[part_index] + end,
                         chunk.get("uri"),
                         chunk.get("title"),
-                        part_text[start:end],
+                        cited,
                     )
         for chunk in chunks:
             citations.saw(chunk.get("uri"), chunk.get("title"))

@@ -41,6 +41,10 @@ INSTRUCTIONS = (
 )
 #: An answer is a few sentences; this bounds what a runaway answer can cost.
 MAX_ANSWER_TOKENS = 1_024
+#: What of an answer is shown (a few sentences are far less); a longer one is cut, marked.
+MAX_ANSWER_CHARS = 4_000
+#: Cited spans kept per answer, in order: more markers than this are noise to a reader.
+MAX_CITED_SPANS = 100
 
 
 def count_of(value: object) -> int | None:
@@ -181,6 +185,8 @@ class Citations:
             results.append(result.model_copy(update={"rank": len(results) + 1}))
             if len(results) == request.count:
                 break
+        if len(text) > MAX_ANSWER_CHARS:
+            text, truncated = text[:MAX_ANSWER_CHARS], True
         if not request.include_answer or not text.strip():
             return ProviderAnswer(
                 results=results, usage=usage, outcomes=outcomes or [], answer_truncated=truncated
@@ -198,7 +204,7 @@ class Citations:
                 ranks.append(rank)
         citations = [
             AnswerCitation(start=start, end=end, ranks=tuple(ranks))
-            for (start, end), ranks in sorted(by_span.items())
+            for (start, end), ranks in sorted(by_span.items())[:MAX_CITED_SPANS]
         ]
         return ProviderAnswer(
             results=results,
