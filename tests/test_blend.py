@@ -473,3 +473,19 @@ def test_a_recorded_mojeek_cassette_holds_no_key(
     assert "/search?" in written  # the request is there
     assert MOJEEK_KEY not in written
     assert "api_key" not in written
+
+
+async def test_a_cancelled_blend_releases_what_the_meter_held(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    import anyio
+
+    meter = BudgetMeter(budget_cents=2.0)
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=2.0))
+    async with blend(brave, mojeek, meter=meter, memo_size=0) as ws:
+        with anyio.move_on_after(0.3):
+            await ws.asearch("q")
+        assert meter.total_cents == 0.0
+        assert meter.allow("brave", 1.0)  # nothing is still held for the cancelled search
+        assert meter.allow("mojeek", 1.0)
+        assert not meter.allow("brave", 1.0)

@@ -352,13 +352,15 @@ class BlendProvider:
         return f"<BlendProvider engines={[e.name for e in self.engines]}>"
 
 
-@dataclass(frozen=True)
+@dataclass
 class BlendPlan:
-    """Who runs a search and who sits it out (and why), decided before anything is sent."""
+    """Who runs a search and who sits it out (and why), decided before anything is sent;
+    ``settled`` once the meter has been told what the paid engines cost."""
 
     engines: tuple[Engine, ...]
     skipped: dict[str, str]
     fees: dict[str, float]
+    settled: bool = False
 
 
 def blend_answer(

@@ -492,6 +492,18 @@ class WebSearch:
             raise RateLimitedError("blend", None, quota=True)
         return BlendPlan(tuple(engines), skipped, fees)
 
+    @contextlib.contextmanager
+    def _settling(self, plan: BlendPlan) -> Iterator[None]:
+        """If the blend ends before ``_blended`` settles the meter (a cancelled task, a bug),
+        each fee the meter holds for it is released as unspent."""
+        try:
+            yield
+        except BaseException:
+            if not plan.settled:
+                for name in plan.fees:
+                    self.meter.spent(name, 0.0)
+            raise
+
     def _blended(
         self,
         plan: BlendPlan,
@@ -500,6 +512,7 @@ class WebSearch:
     ) -> ProviderAnswer:
         """Fuse, settle the meter, log each engine's outcome; fail only if all are down."""
         results, outcomes, paid = blend_answer(plan, answers, request.count)
+        plan.settled = True
         for name in plan.fees:
             self.meter.spent(name, paid.get(name, 0.0))
         for outcome in outcomes:
@@ -561,20 +574,21 @@ class WebSearch:
             return self._recalled(hit)
         started = time.perf_counter()
         plan = self._blend_plan(request)
-        deadline = time.monotonic() + self.settings.blend_timeout
-        workers = ThreadPoolExecutor(len(plan.engines), thread_name_prefix="websearch-blend")
-        try:
-            pending = [
-                workers.submit(self._engine_search, engine, request, deadline)
-                for engine in plan.engines
-            ]
-            wait(pending, timeout=max(0.0, deadline - time.monotonic()))
-        finally:
-            # An engine still silent is cut off: nothing waits for it (ddgs ends on its own
-            # timeout, an HTTP engine at the deadline held at its socket).
-            workers.shutdown(wait=False, cancel_futures=True)
-        answers = [f.result() if f.done() and not f.cancelled() else None for f in pending]
-        answer = self._blended(plan, answers, request)
+        with self._settling(plan):
+            deadline = time.monotonic() + self.settings.blend_timeout
+            workers = ThreadPoolExecutor(len(plan.engines), thread_name_prefix="websearch-blend")
+            try:
+                pending = [
+                    workers.submit(self._engine_search, engine, request, deadline)
+                    for engine in plan.engines
+                ]
+                wait(pending, timeout=max(0.0, deadline - time.monotonic()))
+            finally:
+                # An engine still silent is cut off: nothing waits for it (ddgs ends on its
+                # own timeout, an HTTP engine at the deadline held at its socket).
+                workers.shutdown(wait=False, cancel_futures=True)
+            answers = [f.result() if f.done() and not f.cancelled() else None for f in pending]
+            answer = self._blended(plan, answers, request)
         response = self._finish(key, request, self._blend, request.query, answer, started)
         if self._blend_cache is not None:
             self._blend_cache.put(shared, response)
@@ -593,10 +607,11 @@ class WebSearch:
             with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
                 answers[index] = await self._aengine_search(engine, request, deadline)
 
-        async with anyio.create_task_group() as group:
-            for index, engine in enumerate(plan.engines):
-                group.start_soon(one, index, engine)
-        answer = self._blended(plan, answers, request)
+        with self._settling(plan):
+            async with anyio.create_task_group() as group:
+                for index, engine in enumerate(plan.engines):
+                    group.start_soon(one, index, engine)
+            answer = self._blended(plan, answers, request)
         response = self._finish(key, request, self._blend, request.query, answer, started)
         if self._blend_cache is not None:
             self._blend_cache.put(shared, response)
