@@ -21,7 +21,10 @@ from hypothesis import strategies as st
 from tests.support.fake_ddgs import FakeDDGS
 from tests.support.http_server import Reply, ScriptedServer, scripted_server
 from websearch_core import (
+    AuthenticationError,
+    InvalidRequestError,
     ProviderUnavailableError,
+    RateLimitedError,
     SearchResult,
     UnsupportedOptionError,
     WebSearch,
@@ -489,3 +492,105 @@ async def test_a_cancelled_blend_releases_what_the_meter_held(
         assert meter.allow("brave", 1.0)  # nothing is still held for the cancelled search
         assert meter.allow("mojeek", 1.0)
         assert not meter.allow("brave", 1.0)
+
+
+# -- after review ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [("ERROR: Daily Limit Reached", RateLimitedError), ("ERROR: Invalid API key", None)],
+)
+def test_mojeek_reports_failure_inside_a_200(
+    status: str, error: Any, mojeek: ScriptedServer
+) -> None:
+    mojeek.script("/search", Reply(200, {"response": {"status": status}}))
+    ws = WebSearch("mojeek", mojeek_api_key=MOJEEK_KEY, mojeek_base_url=mojeek.url)
+    with pytest.raises(error or AuthenticationError):
+        ws.search("q")
+
+
+def test_one_blend_on_fresh_sessions_leaves_no_client_open(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import httpx
+
+    made: list[httpx.Client] = []
+    real_init = httpx.Client.__init__
+
+    def counted(self: httpx.Client, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpx.Client, "__init__", counted)
+    for _ in range(10):
+        with blend(brave, mojeek) as ws:
+            ws.search("q")
+    assert len(made) == 10  # one per session, however many engine threads asked at once
+    assert all(client.is_closed for client in made)
+
+
+def test_a_failing_meter_holds_nothing_back(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    class Flaky(BudgetMeter):
+        def allow(self, engine: str, cents: float) -> bool:
+            if engine == "mojeek":
+                raise RuntimeError("the meter's database is down")
+            return super().allow(engine, cents)
+
+    meter = Flaky(budget_cents=1.0)
+    with pytest.raises(Exception, match="RuntimeError"):
+        blend(brave, mojeek, meter=meter).search("q")
+    assert BudgetMeter.allow(meter, "brave", 1.0)  # brave's held cent was released
+
+
+def test_the_shared_cache_keeps_only_answers_free_of_one_sessions_luck(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    cache = BlendCache()
+    blend(brave, mojeek, blend_cache=cache, meter=BudgetMeter(budget_cents=0)).search("q")
+    assert len(cache) == 0  # its paid engines sat out for this session's budget
+    brave.script("/res/v1/web/search", Reply(500, b"down"))
+    blend(brave, mojeek, blend_cache=cache, max_retry_wait=0).search("q")
+    assert len(cache) == 0  # an engine was down
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}))
+    blend(brave, mojeek, blend_cache=cache).search("q")
+    assert len(cache) == 1
+
+
+def test_every_engine_left_out_says_why_not_quota(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    long_names = [f"a-rather-long-subdomain-name-number-{i}.example.org" for i in range(50)]
+    ws = blend(brave, mojeek)
+    with pytest.raises(InvalidRequestError, match="no engine of the blend can run this search"):
+        ws.search("w" * 380, include_domains=long_names)
+
+
+def test_exact_ties_follow_the_documented_rule() -> None:
+    def listing(*names: str) -> list[SearchResult]:
+        return [
+            SearchResult(rank=i + 1, title=n, url=f"https://{n}.org/") for i, n in enumerate(names)
+        ]
+
+    answers = [
+        ("e1", listing("x", "y", "z", "w")),
+        ("e2", listing("x", "z", "y", "w")),
+        ("e3", listing("y", "x", "z", "w")),
+        ("e4", listing("y", "z", "x", "w")),
+    ]
+    assert [r.title for r in fuse(answers, 4)][:2] == ["x", "y"]  # equal scores: seen first
+
+
+def test_a_timed_out_paid_engine_is_billed_and_counted_as_reached(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=3.0))
+    response = blend(brave, mojeek, blend_timeout=1.0).search("q")
+    assert outcome(response, "brave") == ("down", "timeout")
+    assert response.usage.paid == {"brave": 1.0, "mojeek": 1.0}
+    assert response.usage.searches == len(BACKENDS) + 2

@@ -29,6 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Protocol, runtime_checkable
 
 from websearch_core.canonical import canonical_url
@@ -45,6 +46,7 @@ from websearch_core.providers.base import Provider, ProviderAnswer
 from websearch_core.routing import Support
 
 __all__ = [
+    "BUDGET_SPENT",
     "DDGS_BACKENDS_UNSUPPORTED",
     "RRF_K",
     "BlendCache",
@@ -62,6 +64,8 @@ __all__ = [
 #: Reciprocal-rank fusion's constant: the usual 60, so that the first few places of each
 #: engine count for a lot and the tail for little.
 RRF_K = 60
+#: Why a paid engine sat a search out when its meter said no.
+BUDGET_SPENT = "the metering budget is spent"
 
 #: What each ddgs backend leaves out of the options ddgs takes, read from the installed ddgs
 #: (9.16) engines' ``build_payload`` (the arguments each marks unused). A backend not listed
@@ -126,7 +130,9 @@ def outcome_of(engine: str, answer: ProviderAnswer | WebSearchError | None) -> E
         if answer.results:
             return EngineOutcome(engine=engine, status="answered", results=len(answer.results))
         return EngineOutcome(engine=engine, status="blind", error="no results")
-    if isinstance(answer, ProviderResponseError) and answer.status in (None, 200):
+    if isinstance(answer, ProviderResponseError) and (
+        answer.status is None or 200 <= answer.status < 300
+    ):
         # It answered, with something that is not a result list: a captcha or block page, a
         # body that does not parse.
         return EngineOutcome(engine=engine, status="blind", error="unreadable answer")
@@ -165,7 +171,15 @@ def fuse(answers: Sequence[tuple[str, Sequence[SearchResult]]], count: int) -> l
             if len(result.snippet) > len(entry.snippet):
                 entry.snippet = result.snippet
             entry.published = entry.published or result.published
-    ordered = sorted(fused.values(), key=lambda e: (-e.score, min(e.positions), e.order))
+    # Scores compared exactly: summed in another order, equal ones may differ in the last bit.
+    ordered = sorted(
+        fused.values(),
+        key=lambda e: (
+            -sum(Fraction(1, RRF_K + p) for p in e.positions),
+            min(e.positions),
+            e.order,
+        ),
+    )
     return [
         entry.best.model_copy(
             update={
@@ -378,9 +392,11 @@ def blend_answer(
         ],
         count,
     )
+    # Billed: an engine that answered (usable or not), or that was cut off mid-request (the
+    # vendor most likely counts it). An error answer (bad key, rate limit, 5xx) is not.
     paid = {
         outcome.engine: plan.fees[outcome.engine]
         for outcome in outcomes
-        if outcome.engine in plan.fees and outcome.status != "down"
+        if outcome.engine in plan.fees and (outcome.status != "down" or outcome.error == "timeout")
     }
     return results, outcomes, paid

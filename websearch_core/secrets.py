@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Iterable
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from pydantic import SecretStr
 
@@ -70,7 +70,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
-            for form in (secret, quote(secret, safe=""), quote(secret)):
+            for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret)):
                 if len(form) >= _MIN_SECRET_CHARS:
                     forms.add(form)
         # Longest first, so a secret that contains another is replaced whole.

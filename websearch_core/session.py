@@ -10,7 +10,9 @@ import inspect
 import itertools
 import logging
 import ssl
+import threading
 import time
+import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -23,6 +25,7 @@ from pydantic import SecretStr, ValidationError
 
 from websearch_core import http
 from websearch_core.blend import (
+    BUDGET_SPENT,
     BlendCache,
     BlendPlan,
     BlendProvider,
@@ -240,6 +243,7 @@ class WebSearch:
         self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
         self._client = http_client
         self._aclient = async_http_client
+        self._making = threading.Lock()
         self._owns_client = http_client is None
         self._owns_aclient = async_http_client is None
         self._pages: Memo[Page] = Memo(_PAGE_MEMO_SIZE if self.settings.memo_size else 0)
@@ -477,20 +481,41 @@ class WebSearch:
         engines: list[Engine] = []
         skipped: dict[str, str] = {}
         fees: dict[str, float] = {}
-        for engine in self._blend.engines:
-            if unmet := unmet_options(request, engine.capabilities):
-                skipped[engine.name] = f"cannot honour {', '.join(unmet)}"
-            elif len(rewrite_query(request, engine.capabilities)) > engine.provider.max_query_chars:
-                skipped[engine.name] = "the query with its site: filters is too long for it"
-            elif engine.paid and not self.meter.allow(engine.name, self._fees.of(engine.name)):
-                skipped[engine.name] = "the metering budget is spent"
-            else:
-                if engine.paid:
-                    fees[engine.name] = self._fees.of(engine.name)
-                engines.append(engine)
+        try:
+            for engine in self._blend.engines:
+                if unmet := unmet_options(request, engine.capabilities):
+                    skipped[engine.name] = f"cannot honour {', '.join(unmet)}"
+                elif (
+                    len(rewrite_query(request, engine.capabilities))
+                    > engine.provider.max_query_chars
+                ):
+                    skipped[engine.name] = "the query with its site: filters is too long for it"
+                elif engine.paid and not self.meter.allow(engine.name, self._fees.of(engine.name)):
+                    skipped[engine.name] = BUDGET_SPENT
+                else:
+                    if engine.paid:
+                        fees[engine.name] = self._fees.of(engine.name)
+                    engines.append(engine)
+        except BaseException:  # a meter that failed: release what it already held
+            self._settle(fees, {})
+            raise
         if not engines:
-            raise RateLimitedError("blend", None, quota=True)
+            if all(why == BUDGET_SPENT for why in skipped.values()):
+                raise RateLimitedError("blend", None, quota=True)
+            every = "; ".join(f"{name} ({why})" for name, why in skipped.items())
+            raise InvalidRequestError(f"no engine of the blend can run this search: {every}")
         return BlendPlan(tuple(engines), skipped, fees)
+
+    def _settle(self, fees: Mapping[str, float], paid: Mapping[str, float]) -> None:
+        """Tell the meter what each held fee cost; one meter's failure leaves none held."""
+        failure: BaseException | None = None
+        for name in fees:
+            try:
+                self.meter.spent(name, paid.get(name, 0.0))
+            except Exception as exc:  # the others are still settled
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     @contextlib.contextmanager
     def _settling(self, plan: BlendPlan) -> Iterator[None]:
@@ -500,8 +525,8 @@ class WebSearch:
             yield
         except BaseException:
             if not plan.settled:
-                for name in plan.fees:
-                    self.meter.spent(name, 0.0)
+                plan.settled = True
+                self._settle(plan.fees, {})
             raise
 
     def _blended(
@@ -513,8 +538,7 @@ class WebSearch:
         """Fuse, settle the meter, log each engine's outcome; fail only if all are down."""
         results, outcomes, paid = blend_answer(plan, answers, request.count)
         plan.settled = True
-        for name in plan.fees:
-            self.meter.spent(name, paid.get(name, 0.0))
+        self._settle(plan.fees, paid)
         for outcome in outcomes:
             logger.info(
                 "blend engine=%s status=%s results=%d reason=%s",
@@ -526,8 +550,20 @@ class WebSearch:
         if all(outcome.status == "down" for outcome in outcomes):
             every = "; ".join(f"{o.engine} ({o.error})" for o in outcomes)
             raise ProviderUnavailableError("blend", f"every engine is down: {every}")
-        usage = Usage(searches=len(plan.engines), requests=len(plan.engines), paid=paid)
+        # Searches that reached an engine (it answered, or it was cut off mid-request).
+        reached = [o for o in outcomes if o.status != "down" or o.error == "timeout"]
+        usage = Usage(searches=len(reached), requests=len(plan.engines), paid=paid)
         return ProviderAnswer(results=results, outcomes=outcomes, skipped=plan.skipped, usage=usage)
+
+    def _engine_bug(self, engine: Engine, exc: Exception) -> InternalError:
+        if logger.isEnabledFor(logging.DEBUG):
+            trace = "".join(traceback.format_exception(exc))
+            logger.debug(
+                "blend engine %s failed unexpectedly:\n%s",
+                engine.name,
+                self._redactor.redact(trace),
+            )
+        return InternalError(f"the {engine.name} engine", exc)
 
     def _engine_search(
         self, engine: Engine, request: SearchRequest, deadline: float
@@ -543,8 +579,7 @@ class WebSearch:
         except WebSearchError as exc:
             return exc
         except Exception as exc:  # a bug in one engine's path: reported, not raised
-            logger.debug("blend engine %s failed unexpectedly", engine.name, exc_info=True)
-            return InternalError(f"the {engine.name} engine", exc)
+            return self._engine_bug(engine, exc)
 
     async def _aengine_search(
         self, engine: Engine, request: SearchRequest, deadline: float
@@ -552,21 +587,19 @@ class WebSearch:
         query = rewrite_query(request, engine.capabilities)
         try:
             if isinstance(engine.provider, BlockingProvider):
-                remaining = max(0.5, deadline - time.monotonic())
-                return await anyio.to_thread.run_sync(
-                    engine.provider.search_blocking,
-                    request,
-                    query,
-                    remaining,
-                    abandon_on_cancel=True,
-                )
+                blocking = engine.provider
+
+                def run() -> ProviderAnswer:  # the time left when a worker thread is free
+                    remaining = max(0.5, deadline - time.monotonic())
+                    return blocking.search_blocking(request, query, remaining)
+
+                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
             assert isinstance(engine.provider, HttpProvider)
             return await self._aexchange(engine.provider, request, query, deadline)
         except WebSearchError as exc:
             return exc
         except Exception as exc:
-            logger.debug("blend engine %s failed unexpectedly", engine.name, exc_info=True)
-            return InternalError(f"the {engine.name} engine", exc)
+            return self._engine_bug(engine, exc)
 
     def _blend_search(self, request: SearchRequest, key: tuple[Any, ...]) -> SearchResponse:
         shared = (request, tuple(e.name for e in self._blend.engines))
@@ -590,9 +623,19 @@ class WebSearch:
             answers = [f.result() if f.done() and not f.cancelled() else None for f in pending]
             answer = self._blended(plan, answers, request)
         response = self._finish(key, request, self._blend, request.query, answer, started)
-        if self._blend_cache is not None:
-            self._blend_cache.put(shared, response)
+        self._share(shared, response)
         return response
+
+    def _share(self, key: tuple[Any, ...], response: SearchResponse) -> None:
+        """Put a blend answer in the shared cache only when it says nothing about this
+        session's luck or purse: no engine down, none left out for the budget."""
+        if self._blend_cache is None:
+            return
+        if any(o.status == "down" for o in response.outcomes):
+            return
+        if BUDGET_SPENT in response.skipped.values():
+            return
+        self._blend_cache.put(key, response)
 
     async def _ablend_search(self, request: SearchRequest, key: tuple[Any, ...]) -> SearchResponse:
         shared = (request, tuple(e.name for e in self._blend.engines))
@@ -613,8 +656,7 @@ class WebSearch:
                     group.start_soon(one, index, engine)
             answer = self._blended(plan, answers, request)
         response = self._finish(key, request, self._blend, request.query, answer, started)
-        if self._blend_cache is not None:
-            self._blend_cache.put(shared, response)
+        self._share(shared, response)
         return response
 
     def _budget(self, deadline: float) -> dict[str, Any]:
@@ -914,18 +956,20 @@ class WebSearch:
     # and, for async, through cancellation).
 
     def _sync_client(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(
-                transport=ProviderTransport(), headers={"User-Agent": _USER_AGENT}
-            )
-        return self._client
+        with self._making:  # a blend's threads may ask at once: one client, never two
+            if self._client is None:
+                self._client = httpx.Client(
+                    transport=ProviderTransport(), headers={"User-Agent": _USER_AGENT}
+                )
+            return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
-        if self._aclient is None:
-            self._aclient = httpx.AsyncClient(
-                transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
-            )
-        return self._aclient
+        with self._making:
+            if self._aclient is None:
+                self._aclient = httpx.AsyncClient(
+                    transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
+                )
+            return self._aclient
 
     def close(self) -> None:
         """Close the HTTP clients this session created (not ones passed in)."""

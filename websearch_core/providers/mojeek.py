@@ -15,9 +15,16 @@ from typing import ClassVar
 
 import httpx
 
+from websearch_core.errors import (
+    AuthenticationError,
+    ProviderError,
+    ProviderUnavailableError,
+    RateLimitedError,
+)
 from websearch_core.models import SearchRequest
 from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, ranked
 from websearch_core.routing import Support
+from websearch_core.text import one_line
 
 _WINDOW = {"day": 1, "week": 7, "month": 31, "year": 366}
 
@@ -70,6 +77,9 @@ class MojeekProvider(KeyedHttpProvider):
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         data = self.read_json(response)
         body = data.get("response")
+        status = body.get("status") if isinstance(body, dict) else None
+        if isinstance(status, str) and status.strip().upper() != "OK":
+            raise self._in_band_error(status, response.status_code)
         items = body.get("results") if isinstance(body, dict) else None
         rows = (
             (item.get("title"), item.get("url"), item.get("desc"), item.get("date"), None)
@@ -77,3 +87,12 @@ class MojeekProvider(KeyedHttpProvider):
             if isinstance(item, dict)
         )
         return ProviderAnswer(results=ranked(rows)[: request.count])
+
+    def _in_band_error(self, status: str, http_status: int) -> ProviderError:
+        """Mojeek reports failures inside a 200: ``"ERROR: Daily Limit Reached"`` and the like."""
+        said = status.lower()
+        if "limit" in said:
+            return RateLimitedError(self.name, None, quota=True)
+        if "key" in said or "auth" in said:
+            return AuthenticationError(self.name, http_status)
+        return ProviderUnavailableError(self.name, f"it reported {one_line(status)[:60]!r}")
