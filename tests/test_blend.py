@@ -594,3 +594,20 @@ def test_a_timed_out_paid_engine_is_billed_and_counted_as_reached(
     assert outcome(response, "brave") == ("down", "timeout")
     assert response.usage.paid == {"brave": 1.0, "mojeek": 1.0}
     assert response.usage.searches == len(BACKENDS) + 2
+
+
+async def test_both_adapters_carry_the_blend(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    from langchain_websearch import WebSearchTool
+    from llamaindex_websearch import WebSearchToolSpec
+
+    brave.script("/res/v1/web/search", Reply(500, b"down"))
+    ws = blend(brave, mojeek, max_retry_wait=0)
+    call = {"name": "web_search", "args": {"query": "q"}, "id": "1", "type": "tool_call"}
+    message = WebSearchTool(session=ws).invoke(call)
+    assert "Engines that failed: brave (HTTP 500)." in message.content
+    assert message.content.endswith('results from blend for "q".')
+    ws2 = blend(brave, mojeek, max_retry_wait=0)
+    output = await WebSearchToolSpec(ws2).to_tool_list()[0].acall(query="q")
+    assert output.content == message.content  # one renderer: the same text in both
