@@ -405,6 +405,8 @@ def test_the_blend_works_from_the_cli(
         ("http://example.com:80/", "http://example.com"),
         ("http://example.com:8080/", "http://example.com:8080"),
         ("https://[2001:db8::1]:443/x/", "https://[2001:db8::1]/x"),
+        # escapes written one way; an escaped tracking name is still a tracking name
+        ("https://example.com/a%7Eb/%2f?utm%5Fsource=x&id=%41", "https://example.com/a~b/%2F?id=A"),
     ],
 )
 def test_tracking_variants_share_one_canonical_url(variant: str, canonical: str) -> None:

@@ -2,9 +2,9 @@
 
 ``canonical_url`` lower-cases the scheme and host, drops a default port, the fragment, a
 trailing slash and tracking parameters (``utm_*``, ``fbclid``, ``gclid`` …), keeping every
-other parameter in its order. It is for comparing links, never for fetching them: the
-result shows the link an engine gave. Linear in its input (splits and set lookups, no
-regular expression), and total: any string gives a string.
+other parameter in its order, and writes percent-escapes one way. It is for comparing
+links, never for fetching them: the result shows the link an engine gave. Linear in its
+input (splits and set lookups, no regular expression), and total: any string gives a string.
 """
 
 from __future__ import annotations
@@ -43,6 +43,32 @@ TRACKING_PARAMETERS = frozenset(
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _escapes(text: str) -> str:
+    """Percent-escapes in one spelling (RFC 3986 §6.2.2): an escaped unreserved character is
+    the character (``%7E`` is ``~``), any other escape is upper case (``%2f`` is ``%2F``).
+    One pass, from ``%`` to ``%``."""
+    if "%" not in text:
+        return text
+    pieces: list[str] = []
+    position = 0
+    while (found := text.find("%", position)) != -1:
+        pieces.append(text[position:found])
+        escape = text[found + 1 : found + 3]
+        if len(escape) == 2 and escape[0] in _HEX and escape[1] in _HEX:
+            character = chr(int(escape, 16))
+            pieces.append(character if character in _UNRESERVED else "%" + escape.upper())
+            position = found + 3
+        else:
+            pieces.append("%")
+            position = found + 1
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 def _tracking(name: str) -> bool:
     lowered = name.lower()
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
@@ -61,6 +87,7 @@ def canonical_url(url: str) -> str:
     if ":" in host:  # an IPv6 literal keeps its brackets
         host = f"[{host}]"
     netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    path = parts.path.rstrip("/")
-    kept = [pair for pair in parts.query.split("&") if pair and not _tracking(pair.split("=")[0])]
+    path = _escapes(parts.path).rstrip("/")
+    pairs = (_escapes(pair) for pair in parts.query.split("&") if pair)
+    kept = [pair for pair in pairs if not _tracking(pair.split("=")[0])]
     return urlunsplit((scheme, netloc, path, "&".join(kept), ""))
