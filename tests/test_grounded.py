@@ -633,19 +633,23 @@ def test_gemini_redirect_links_are_resolved_through_the_jail(server: ScriptedSer
     ]
 
 
-async def test_gemini_redirect_links_are_resolved_async_and_a_slow_one_is_kept(
-    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def one_slow_link(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """A Gemini answer citing two redirect links, the second slower than a 0.5 s budget."""
     monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
-    redirects = [f"{server.url}/grounding-api-redirect/{n}" for n in (1, 2)]
+    links = [f"{server.url}/grounding-api-redirect/{n}" for n in (1, 2)]
     server.script("/grounding-api-redirect/1", Reply(302, b"", {"Location": "https://a.org/"}))
     server.script(
         "/grounding-api-redirect/2", Reply(302, b"", {"Location": "https://b.org/"}, delay_s=3.0)
     )
-    server.script(
-        PATHS["gemini"],
-        Reply(200, gemini_body("One.", [byte_span("One.", "One.", [0, 1])], redirects)),
-    )
+    body = gemini_body("One.", [byte_span("One.", "One.", [0, 1])], links)
+    server.script(PATHS["gemini"], Reply(200, body))
+    return links
+
+
+async def test_gemini_redirect_links_are_resolved_async_and_a_slow_one_is_kept(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    redirects = one_slow_link(server, monkeypatch)
     started = time.monotonic()
     async with session("gemini", server.url, fetch_allow_private=True) as ws:
         response = await ws.asearch("q")
@@ -1092,15 +1096,7 @@ def test_sync_lookups_run_at_once_and_a_slow_one_is_cut_at_the_budget(
 def test_a_late_slow_link_keeps_its_redirect(
     server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
-    links = [f"{server.url}/grounding-api-redirect/{n}" for n in (1, 2)]
-    server.script("/grounding-api-redirect/1", Reply(302, b"", {"Location": "https://a.org/"}))
-    server.script(
-        "/grounding-api-redirect/2", Reply(302, b"", {"Location": "https://b.org/"}, delay_s=3.0)
-    )
-    server.script(
-        PATHS["gemini"], Reply(200, gemini_body("One.", [byte_span("One.", "One.", [0, 1])], links))
-    )
+    links = one_slow_link(server, monkeypatch)
     started = time.monotonic()
     response = session("gemini", server.url, fetch_allow_private=True).search("q")
     assert time.monotonic() - started < 0.5 + 1.0
