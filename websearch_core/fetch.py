@@ -43,7 +43,7 @@ from websearch_core.transport import (
     system_resolver,
 )
 
-__all__ = ["ACCEPT_ENCODING", "FetchLimits", "Fetcher"]
+__all__ = ["ACCEPT_ENCODING", "FetchLimits", "Fetched", "Fetcher"]
 
 _ACCEPT = "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -188,10 +188,10 @@ class Fetcher:
                 )
         return self._atransport
 
-    def _before_hop(self, target: Target, deadline: float) -> float:
+    def _before_hop(self, target: Target, deadline: float, budget: float | None = None) -> float:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise FetchTimeoutError(self.limits.deadline_s)
+            raise FetchTimeoutError(self.limits.deadline_s if budget is None else budget)
         if self._proxy:
             resolve_checked(target.host, target.port, self.policy, self._resolver)
         return remaining
@@ -212,16 +212,37 @@ class Fetcher:
             )
         return following
 
+    def _deadline_s(self, deadline_s: float | None) -> float:
+        """A caller may shorten the fetch's deadline, never lengthen it past the limit."""
+        return (
+            self.limits.deadline_s
+            if deadline_s is None
+            else min(deadline_s, self.limits.deadline_s)
+        )
+
     def fetch(self, url: str, *, max_bytes: int | None = None) -> Page:
+        return _page(self.fetch_raw(url, max_bytes=max_bytes))
+
+    async def afetch(self, url: str, *, max_bytes: int | None = None) -> Page:
+        fetched = await self.afetch_raw(url, max_bytes=max_bytes)
+        # HTML conversion is CPU work: off the event loop, and outside the network deadline
+        # (as in ``fetch``), so a page that arrived in time is not lost to its conversion.
+        return await anyio.to_thread.run_sync(_page, fetched)
+
+    def fetch_raw(
+        self, url: str, *, max_bytes: int | None = None, deadline_s: float | None = None
+    ) -> Fetched:
+        """The final response's head and bounded body, not yet converted."""
         limit = self.limits.bytes_for(max_bytes)
+        budget = self._deadline_s(deadline_s)
         started = time.monotonic()
-        deadline = started + self.limits.deadline_s
+        deadline = started + budget
         first = target = parse_url(url, self.policy)
         redirects: list[Redirect] = []
         transport = self._sync_transport()
-        with deadline_scope(deadline), _fetch_errors(self.limits.deadline_s):
+        with deadline_scope(deadline), _fetch_errors(budget):
             while True:
-                remaining = self._before_hop(target, deadline)
+                remaining = self._before_hop(target, deadline, budget)
                 response = transport.handle_request(_hop_request(target, self._headers, remaining))
                 try:
                     following = self._after_hop(response, target, redirects)
@@ -232,12 +253,15 @@ class Fetcher:
                 finally:
                     response.close()
                 target = following
-        return _page(first, target, redirects, response, body, started, headers_at)
+        return _fetched(first, target, redirects, response, body, started, headers_at)
 
-    async def afetch(self, url: str, *, max_bytes: int | None = None) -> Page:
+    async def afetch_raw(
+        self, url: str, *, max_bytes: int | None = None, deadline_s: float | None = None
+    ) -> Fetched:
         limit = self.limits.bytes_for(max_bytes)
+        budget = self._deadline_s(deadline_s)
         started = time.monotonic()
-        deadline = started + self.limits.deadline_s
+        deadline = started + budget
         first = target = parse_url(url, self.policy)
         redirects: list[Redirect] = []
         transport = self._async_transport()
@@ -245,17 +269,17 @@ class Fetcher:
             # The socket-level deadline covers each step; the cancel scope also covers the
             # name lookup's worker thread and anything else that awaits.
             with (
-                anyio.fail_after(self.limits.deadline_s),
+                anyio.fail_after(budget),
                 deadline_scope(deadline),
-                _fetch_errors(self.limits.deadline_s),
+                _fetch_errors(budget),
             ):
                 while True:
                     if self._proxy:  # the hop's check then resolves the name: off the loop
                         remaining = await anyio.to_thread.run_sync(
-                            self._before_hop, target, deadline
+                            self._before_hop, target, deadline, budget
                         )
                     else:
-                        remaining = self._before_hop(target, deadline)
+                        remaining = self._before_hop(target, deadline, budget)
                     request = _hop_request(target, self._headers, remaining)
                     response = await transport.handle_async_request(request)
                     try:
@@ -268,12 +292,8 @@ class Fetcher:
                         await response.aclose()
                     target = following
         except TimeoutError:
-            raise FetchTimeoutError(self.limits.deadline_s) from None
-        # HTML conversion is CPU work: off the event loop, and outside the network deadline
-        # (as in ``fetch``), so a page that arrived in time is not lost to its conversion.
-        return await anyio.to_thread.run_sync(
-            _page, first, target, redirects, response, body, started, headers_at
-        )
+            raise FetchTimeoutError(budget) from None
+        return _fetched(first, target, redirects, response, body, started, headers_at)
 
     # Where a redirect link leads (a grounded vendor's citation links): one request through
     # the jail, the Location read and checked by the jail's URL rules, never followed and no
@@ -325,7 +345,29 @@ class Fetcher:
             self._atransport = None
 
 
-def _page(
+@dataclass(frozen=True)
+class Fetched:
+    """One fetch before conversion: where it started and ended, the final response's head,
+    and its body within the read ceiling."""
+
+    first: Target
+    final: Target
+    redirects: list[Redirect]
+    status: int
+    reason: str
+    content_type: str | None
+    body: bytes
+    truncated: bool
+    max_bytes: int
+    started: float
+    headers_at: float
+
+    @property
+    def media_type(self) -> str:
+        return media_type_of(self.content_type, self.body)
+
+
+def _fetched(
     first: Target,
     final: Target,
     redirects: list[Redirect],
@@ -333,25 +375,39 @@ def _page(
     body: BoundedBody,
     started: float,
     headers_at: float,
-) -> Page:
-    raw = bytes(body.data)
-    content_type = response.headers.get("content-type")
-    converted = convert(raw, content_type, final.url)
-    return Page(
-        url=first.url,
-        final_url=final.url,
+) -> Fetched:
+    return Fetched(
+        first=first,
+        final=final,
         redirects=redirects,
         status=response.status_code,
         reason=response.reason_phrase,
-        content_type=media_type_of(content_type, raw),
+        content_type=response.headers.get("content-type"),
+        body=bytes(body.data),
+        truncated=body.truncated,
+        max_bytes=body.limit,
+        started=started,
+        headers_at=headers_at,
+    )
+
+
+def _page(fetched: Fetched) -> Page:
+    converted = convert(fetched.body, fetched.content_type, fetched.final.url)
+    return Page(
+        url=fetched.first.url,
+        final_url=fetched.final.url,
+        redirects=fetched.redirects,
+        status=fetched.status,
+        reason=fetched.reason,
+        content_type=fetched.media_type,
         kind=converted.kind,
         charset=converted.charset,
         title=converted.title,
         content=converted.content,
-        bytes_read=len(raw),
-        truncated=body.truncated,
-        max_bytes=body.limit,
+        bytes_read=len(fetched.body),
+        truncated=fetched.truncated,
+        max_bytes=fetched.max_bytes,
         fetched_at=dt.datetime.now(dt.timezone.utc),
-        elapsed_ms=(time.monotonic() - started) * 1000,
-        headers_ms=(headers_at - started) * 1000,
+        elapsed_ms=(time.monotonic() - fetched.started) * 1000,
+        headers_ms=(fetched.headers_at - fetched.started) * 1000,
     )

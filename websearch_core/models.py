@@ -97,6 +97,20 @@ class SearchRequest(BaseModel):
     country: StrictStr | None = Field(default=None, description="ISO 3166-1 alpha-2, e.g. 'us'")
     language: StrictStr | None = Field(default=None, description="ISO 639-1, e.g. 'en'")
     safesearch: SafeSearch | None = None
+    #: The engines of a blend to ask, by name (``WebSearch.engines``); none named: every one.
+    engines: tuple[StrictStr, ...] = Field(default=(), max_length=50)
+
+    @field_validator("engines", mode="before")
+    @classmethod
+    def _engine_names(cls, value: object) -> object:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            value = [value]
+        if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+            names = [item.strip().lower() if isinstance(item, str) else item for item in value]
+            return tuple(dict.fromkeys(name for name in names if name != ""))
+        return value
 
     @field_validator("query")
     @classmethod

@@ -48,7 +48,7 @@ from websearch_core.errors import (
     UnsupportedOptionError,
     WebSearchError,
 )
-from websearch_core.fetch import Fetcher, FetchLimits
+from websearch_core.fetch import Fetched, Fetcher, FetchLimits
 from websearch_core.jail import JailPolicy, parse_url
 from websearch_core.memo import Memo
 from websearch_core.models import (
@@ -67,6 +67,13 @@ from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProv
 from websearch_core.providers.base import Call, ProviderAnswer, clean_strings
 from websearch_core.providers.ddgs import DdgsProvider, text_backends
 from websearch_core.routing import Support, choose_provider, rewrite_query, unmet_options
+from websearch_core.scrape import (
+    ScrapedPage,
+    ScrapeFormat,
+    ScrapeOptions,
+    scrape,
+    scrape_options,
+)
 from websearch_core.secrets import Redactor, redact_library_logs
 from websearch_core.transport import (
     AsyncProviderTransport,
@@ -354,12 +361,14 @@ class WebSearch:
         language: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
+        engines: Iterable[str] | None = None,
         provider: str | None = None,
     ) -> SearchResponse:
         """Search and return the results; raises a ``WebSearchError`` the model can act on.
 
-        ``site`` is a shorthand for one entry of ``include_domains``. The whole search, its
-        one retry included, ends within ``timeout`` seconds.
+        ``site`` is a shorthand for one entry of ``include_domains``; ``engines`` chooses
+        among a blend's engines (``self.engines``). The whole search, its one retry included,
+        ends within ``timeout`` seconds.
         """
         args = dict(locals())
         del args["self"]
@@ -393,6 +402,7 @@ class WebSearch:
         language: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
+        engines: Iterable[str] | None = None,
         provider: str | None = None,
     ) -> SearchResponse:
         """``search`` for the event loop; a blocking provider runs on a worker thread."""
@@ -465,13 +475,29 @@ class WebSearch:
 
     # -- the blend: every engine at once, one deadline, fused ---------------------------------
 
+    @property
+    def engines(self) -> list[str]:
+        """The blend's engines here, by name: what ``engines=`` may choose among."""
+        return [engine.name for engine in self._blend.engines]
+
+    def _chosen_engines(self, request: SearchRequest) -> tuple[Engine, ...]:
+        if not request.engines:
+            return self._blend.engines
+        unknown = [name for name in request.engines if name not in self.engines]
+        if unknown:
+            raise InvalidRequestError(
+                f"no engine named {', '.join(map(repr, unknown))} in this blend: choose among "
+                f"{', '.join(self.engines) or 'none (the blend has no engines here)'}"
+            )
+        return tuple(e for e in self._blend.engines if e.name in request.engines)
+
     def _blend_refusal(self, request: SearchRequest) -> None:
         """Refuse, before anything is sent, a search no engine of the blend can honour."""
-        if any(not unmet_options(request, e.capabilities) for e in self._blend.engines):
+        chosen = self._chosen_engines(request)
+        if any(not unmet_options(request, e.capabilities) for e in chosen):
             return
         gaps = "; ".join(
-            f"{e.name} lacks {', '.join(unmet_options(request, e.capabilities))}"
-            for e in self._blend.engines
+            f"{e.name} lacks {', '.join(unmet_options(request, e.capabilities))}" for e in chosen
         )
         raise UnsupportedOptionError("blend", request.options_used(), [], detail=gaps)
 
@@ -482,7 +508,7 @@ class WebSearch:
         skipped: dict[str, str] = {}
         fees: dict[str, float] = {}
         try:
-            for engine in self._blend.engines:
+            for engine in self._chosen_engines(request):
                 if unmet := unmet_options(request, engine.capabilities):
                     skipped[engine.name] = f"cannot honour {', '.join(unmet)}"
                 elif (
@@ -752,6 +778,11 @@ class WebSearch:
             request = SearchRequest.model_validate({**args, "include_domains": include})
         except ValidationError as exc:
             raise InvalidRequestError(argument_message(exc)) from None
+        if request.engines and pin != "blend":
+            raise InvalidRequestError(
+                "engines chooses among a blend's engines: search with provider='blend', or "
+                "leave engines out"
+            )
         if pin == "blend":
             self._blend_refusal(request)
             return request, self._blend, request.query, (pin, request)
@@ -861,6 +892,91 @@ class WebSearch:
                 return hit
             page = await self._fetcher.afetch(request.url, max_bytes=request.max_bytes)
             return self._remember_page(key, page, request.offset)
+
+    def scrape(
+        self,
+        url: str,
+        *,
+        formats: Iterable[ScrapeFormat] = ("markdown",),
+        main_content: bool = True,
+        include_tags: Iterable[str] = (),
+        exclude_tags: Iterable[str] = (),
+        deadline_s: float | None = None,
+        max_bytes: int | None = None,
+    ) -> ScrapedPage:
+        """Fetch one page through the URL jail and return it in the formats asked for
+        (``scrape.py``): for programs that store or index pages, not for a model to read.
+
+        ``deadline_s`` may shorten the fetch's deadline, never lengthen it. HTTP error statuses
+        come back as a ``ScrapedPage``; refusals and network failures raise a ``FetchError``.
+        """
+        with boundary("scrape", self._redactor):
+            target, options = self._scrape_plan(
+                url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
+            )
+            fetched = self._fetcher.fetch_raw(
+                target, max_bytes=options.max_bytes, deadline_s=options.timeout_s
+            )
+            return self._scraped(fetched, options)
+
+    async def ascrape(
+        self,
+        url: str,
+        *,
+        formats: Iterable[ScrapeFormat] = ("markdown",),
+        main_content: bool = True,
+        include_tags: Iterable[str] = (),
+        exclude_tags: Iterable[str] = (),
+        deadline_s: float | None = None,
+        max_bytes: int | None = None,
+    ) -> ScrapedPage:
+        """``scrape`` for the event loop; the conversion runs on a worker thread."""
+        with boundary("scrape", self._redactor):
+            target, options = self._scrape_plan(
+                url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
+            )
+            fetched = await self._fetcher.afetch_raw(
+                target, max_bytes=options.max_bytes, deadline_s=options.timeout_s
+            )
+            return await anyio.to_thread.run_sync(self._scraped, fetched, options)
+
+    def _scrape_plan(
+        self,
+        url: object,
+        formats: object,
+        main_content: object,
+        include_tags: object,
+        exclude_tags: object,
+        deadline_s: object,
+        max_bytes: object,
+    ) -> tuple[str, ScrapeOptions]:
+        if not isinstance(url, str):
+            raise InvalidRequestError("url must be text, such as 'https://example.org/'")
+        lists: dict[str, tuple[object, ...]] = {}
+        for name, value in (
+            ("formats", formats),
+            ("include_tags", include_tags),
+            ("exclude_tags", exclude_tags),
+        ):
+            if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+                raise InvalidRequestError(f"{name} must be a list, such as ['markdown']")
+            lists[name] = tuple(value)
+        options = scrape_options(
+            **lists, main_content=main_content, timeout_s=deadline_s, max_bytes=max_bytes
+        )
+        return parse_url(url, self._fetcher.policy).url, options  # refuses before any I/O
+
+    def _scraped(self, fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
+        page = scrape(fetched, options)
+        logger.info(
+            "scrape url=%s status=%d bytes=%d truncated=%s elapsed_ms=%.0f",
+            page.final_url,
+            page.status,
+            page.bytes_read,
+            page.truncated,
+            page.elapsed_ms,
+        )
+        return page
 
     def fetch_many(
         self, urls: Iterable[str], *, concurrency: int = 8
