@@ -1,4 +1,5 @@
-"""``websearch search QUERY`` and ``websearch fetch URL``: what a model would read, or JSON.
+"""``websearch search QUERY`` and ``websearch fetch URL``: what a model would read, or JSON;
+``websearch serve``: the HTTP service (``websearch_core/server``).
 
 Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request,
 a refused URL or a configuration problem, 1 for a provider or network failure. A reader that
@@ -8,6 +9,7 @@ stops early (``| head -1``) ends the output quietly, as Unix tools do, with stat
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -56,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
         "metadata endpoints stay refused (default: WEBSEARCH_FETCH_ALLOW_PRIVATE)",
     )
     commands.add_parser("providers", help="list configured providers and what the others need")
+    serve = commands.add_parser(
+        "serve",
+        help="serve search and scrape over HTTP (typed, SearXNG- and Firecrawl-shaped); "
+        "needs WEBSEARCH_API_KEY",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
+    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     return parser
 
 
@@ -81,7 +90,26 @@ def _emit(result: tuple[int, str | None]) -> int:
     return status
 
 
+def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
+    # One structured line per request from the service; the core's own INFO lines (which
+    # carry queries) stay out of a long-running server's log.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("websearch_core").setLevel(logging.WARNING)
+    logging.getLogger("websearch_core.server").setLevel(logging.INFO)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # its lines carry query strings
+    try:
+        from websearch_core.server import serve
+
+        serve(args.host, args.port)
+    except WebSearchError as exc:
+        print(f"websearch: error: {exc}", file=sys.stderr)
+        return 2, None
+    return 0, None
+
+
 def _run(args: argparse.Namespace) -> tuple[int, str | None]:
+    if args.command == "serve":
+        return _serve(args)
     try:
         with WebSearch(
             args.provider if args.command == "search" else None,

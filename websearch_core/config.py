@@ -6,10 +6,12 @@
 | Brave key        | ``brave_api_key``| ``BRAVE_API_KEY``, ``BRAVE_SEARCH_API_KEY`` |
 | Tavily key       | ``tavily_api_key``| ``TAVILY_API_KEY``                     |
 | SearXNG base URL | ``searxng_url``  | ``SEARXNG_URL``, ``SEARX_HOST``         |
+| SearXNG door key | ``searxng_api_key`` | ``SEARXNG_API_KEY`` (sent as X-API-Key) |
 | Brave base URL   | ``brave_base_url`` | ``BRAVE_BASE_URL``                    |
 | Tavily base URL  | ``tavily_base_url`` | ``TAVILY_BASE_URL``                  |
 | Mojeek key       | ``mojeek_api_key``  | ``MOJEEK_API_KEY``                    |
 | blend deadline (s) | ``blend_timeout`` | ``WEBSEARCH_BLEND_TIMEOUT``           |
+| blend's engines  | ``blend_engines``   | ``WEBSEARCH_BLEND_ENGINES`` (commas)  |
 | Anthropic key    | ``anthropic_api_key`` | ``ANTHROPIC_API_KEY``               |
 | OpenAI key       | ``openai_api_key``  | ``OPENAI_API_KEY``                    |
 | OpenRouter key   | ``openrouter_api_key`` | ``OPENROUTER_API_KEY``             |
@@ -46,6 +48,8 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "brave_api_key": ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY"),
     "tavily_api_key": ("TAVILY_API_KEY",),
     "searxng_url": ("SEARXNG_URL", "SEARX_HOST"),
+    "searxng_api_key": ("SEARXNG_API_KEY",),
+    "blend_engines": ("WEBSEARCH_BLEND_ENGINES",),
     "brave_base_url": ("BRAVE_BASE_URL",),
     "tavily_base_url": ("TAVILY_BASE_URL",),
     "mojeek_api_key": ("MOJEEK_API_KEY",),
@@ -85,6 +89,10 @@ class Settings(BaseModel):
     tavily_api_key: SecretStr | None = None
     #: Mojeek's API takes its key in the URL's query: see providers/mojeek.py.
     mojeek_api_key: SecretStr | None = None
+    #: For a SearXNG-shaped server behind a key (``websearch serve``): sent as ``X-API-Key``.
+    searxng_api_key: SecretStr | None = None
+    #: The engines a blend is made of, by name; empty: every engine configured here.
+    blend_engines: tuple[str, ...] = ()
     #: Grounded vendors: a key turns the provider on; the model has a documented default
     #: (each provider's ``default_model``).
     anthropic_api_key: SecretStr | None = None
@@ -129,7 +137,7 @@ class Settings(BaseModel):
     #: intranet agent or local testing. Set by the operator; no tool argument reaches it.
     fetch_allow_private: bool = False
 
-    @field_validator("allow_domains", "deny_domains", mode="before")
+    @field_validator("allow_domains", "deny_domains", "blend_engines", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
         if isinstance(value, str):
@@ -145,6 +153,7 @@ class Settings(BaseModel):
         "brave_api_key",
         "tavily_api_key",
         "mojeek_api_key",
+        "searxng_api_key",
         "anthropic_api_key",
         "openai_api_key",
         "openrouter_api_key",

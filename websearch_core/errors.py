@@ -26,6 +26,12 @@ are built from status codes, provider names and our own words, never from reques
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from websearch_core.models import EngineOutcome
+
 __all__ = [
     "AuthenticationError",
     "ConfigurationError",
@@ -164,12 +170,21 @@ class ProviderUnavailableError(ProviderError):
 
     retryable = True
 
-    def __init__(self, provider: str, reason: str, *, status: int | None = None) -> None:
+    def __init__(
+        self,
+        provider: str,
+        reason: str,
+        *,
+        status: int | None = None,
+        outcomes: Sequence[EngineOutcome] = (),
+    ) -> None:
         super().__init__(
             provider,
             f"{provider} is unavailable ({reason}): try again later or use another provider",
             status=status,
         )
+        #: A blend whose every engine was down: how each one failed.
+        self.outcomes = tuple(outcomes)
 
 
 class ProviderResponseError(ProviderError):

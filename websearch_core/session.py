@@ -150,6 +150,7 @@ class WebSearch:
         brave_api_key: str | SecretStr | None = None,
         tavily_api_key: str | SecretStr | None = None,
         searxng_url: str | SecretStr | None = None,
+        searxng_api_key: str | SecretStr | None = None,
         brave_base_url: str | SecretStr | None = None,
         tavily_base_url: str | SecretStr | None = None,
         mojeek_api_key: str | SecretStr | None = None,
@@ -168,6 +169,7 @@ class WebSearch:
         gemini_base_url: str | SecretStr | None = None,
         timeout: float | None = None,
         blend_timeout: float | None = None,
+        blend_engines: Iterable[str] | None = None,
         meter: Meter | None = None,
         blend_cache: BlendCache | None = None,
         fees: Fees | None = None,
@@ -193,6 +195,8 @@ class WebSearch:
             "brave_api_key": brave_api_key,
             "tavily_api_key": tavily_api_key,
             "searxng_url": searxng_url,
+            "searxng_api_key": searxng_api_key,
+            "blend_engines": blend_engines,
             "brave_base_url": brave_base_url,
             "tavily_base_url": tavily_base_url,
             "mojeek_api_key": mojeek_api_key,
@@ -282,7 +286,21 @@ class WebSearch:
             raise ConfigurationError(f"bad domain list: {exc}") from None
 
     def _blend_engines(self) -> list[Engine]:
-        """Each ddgs backend, then each configured keyed provider; answers are not blended."""
+        """Each ddgs backend, then each configured keyed provider (answers are not blended);
+        only those ``blend_engines`` names, when it names any."""
+        engines = self._every_blend_engine()
+        chosen = self.settings.blend_engines
+        if not chosen:
+            return engines
+        names = [engine.name for engine in engines]
+        if unknown := [name for name in chosen if name not in names]:
+            raise ConfigurationError(
+                f"blend_engines names {', '.join(map(repr, unknown))}, which is not an engine "
+                f"here: choose among {', '.join(names) or 'none (install ddgs or set a key)'}"
+            )
+        return [engine for engine in engines if engine.name in chosen]
+
+    def _every_blend_engine(self) -> list[Engine]:
         engines = []
         if "ddgs" not in self.unconfigured:
             for backend in text_backends():
@@ -575,7 +593,9 @@ class WebSearch:
             )
         if all(outcome.status == "down" for outcome in outcomes):
             every = "; ".join(f"{o.engine} ({o.error})" for o in outcomes)
-            raise ProviderUnavailableError("blend", f"every engine is down: {every}")
+            raise ProviderUnavailableError(
+                "blend", f"every engine is down: {every}", outcomes=outcomes
+            )
         # Searches that reached an engine (it answered, or it was cut off mid-request).
         reached = [o for o in outcomes if o.status != "down" or o.error == "timeout"]
         usage = Usage(searches=len(reached), requests=len(plan.engines), paid=paid)

@@ -42,8 +42,12 @@ class SearxngProvider(HttpProvider):
         "page": Support.NATIVE,
     }
 
-    def __init__(self, base_url: str) -> None:
+    def __init__(self, base_url: str, api_key: str | None = None) -> None:
         self._endpoint = Endpoint.of(base_url)
+        # A SearXNG-shaped server behind a key (``websearch serve``) reads it from X-API-Key.
+        self._headers = {"Accept": "application/json"}
+        if api_key:
+            self._headers["X-API-Key"] = api_key
 
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
@@ -52,7 +56,8 @@ class SearxngProvider(HttpProvider):
     @classmethod
     def from_settings(cls, settings: Settings) -> SearxngProvider:
         assert settings.searxng_url is not None
-        return cls(settings.searxng_url.get_secret_value())
+        key = settings.searxng_api_key
+        return cls(settings.searxng_url.get_secret_value(), key.get_secret_value() if key else None)
 
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         params: dict[str, str | int] = {"q": query, "format": "json"}
@@ -64,9 +69,7 @@ class SearxngProvider(HttpProvider):
             params["language"] = request.language
         if request.safesearch:
             params["safesearch"] = _SAFESEARCH[request.safesearch]
-        return self._endpoint.request(
-            "GET", "/search", params=params, headers={"Accept": "application/json"}
-        )
+        return self._endpoint.request("GET", "/search", params=params, headers=self._headers)
 
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         data = self.read_json(response)

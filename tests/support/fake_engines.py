@@ -1,0 +1,120 @@
+"""Search engines and pages on loopback for the service's tests: Brave's and Mojeek's APIs
+answering every query with results that name it (so a test can tell each answer belongs to
+its request), pages that name their path, and switches to take an engine down mid-run.
+
+Not recorded from the vendors: the shapes are the ones the providers' cassettes hold
+(tests/cassettes), reduced to the fields the providers read.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+__all__ = ["FakeEngines", "fake_engines", "result_url"]
+
+
+def result_url(engine: str, query: str, index: int) -> str:
+    return f"https://{engine}.example/{urllib.parse.quote(query, safe='')}/{index}"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # hundreds of connects at once must not wait on SYN retries
+
+
+class FakeEngines:
+    def __init__(self) -> None:
+        self.down: set[str] = set()
+        self.delay_s: dict[str, float] = {}
+        self.hits: dict[str, int] = {}
+        self._lock = threading.Lock()
+        engines = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                parts = urllib.parse.urlsplit(self.path)
+                query = dict(urllib.parse.parse_qsl(parts.query))
+                engine = parts.path.split("/")[1]
+                with engines._lock:
+                    engines.hits[engine] = engines.hits.get(engine, 0) + 1
+                time.sleep(engines.delay_s.get(engine, 0.0))
+                if engine == "pages":
+                    self._send(200, "text/html; charset=utf-8", engines.page(parts.path))
+                    return
+                if engine in engines.down:
+                    self._send(500, "application/json", b'{"error": "down"}')
+                    return
+                q = query.get("q", "")
+                rows = [
+                    {"title": f"{q} ({engine} {i})", "url": result_url(engine, q, i)}
+                    for i in range(1, 4)
+                ]
+                if engine == "brave":
+                    body = {"web": {"results": [{**r, "description": "b"} for r in rows]}}
+                elif engine == "mojeek":
+                    results = [{**r, "desc": "m"} for r in rows]
+                    body = {"response": {"status": "OK", "results": results}}
+                else:
+                    self._send(404, "text/plain", b"no such engine")
+                    return
+                self._send(200, "application/json", json.dumps(body).encode())
+
+            def _send(self, status: int, media: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", media)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @staticmethod
+    def page(path: str) -> bytes:
+        name = path.rsplit("/", 1)[-1]
+        return (
+            f"<!doctype html><html lang='en'><head><title>Page {name}</title>"
+            f"<meta name='description' content='about {name}'></head><body>"
+            f"<nav><a href='/pages/menu'>Menu</a></nav><main><article><h1>Page {name}</h1>"
+            f"<p>This page is called {name}. " + "It has a paragraph of prose. " * 20 + "</p>"
+            f"<p class='aside'>Aside for {name}.</p><a href='/pages/next#top'>next</a>"
+            "</article></main><footer>Footer words</footer></body></html>"
+        ).encode()
+
+    def environment(self) -> dict[str, str]:
+        """The service's settings for these engines (the keys are fakes)."""
+        return {
+            "BRAVE_API_KEY": "fake-brave-key",
+            "BRAVE_BASE_URL": f"{self.url}/brave",
+            "MOJEEK_API_KEY": "fake-mojeek-key",
+            "MOJEEK_BASE_URL": f"{self.url}/mojeek",
+            "WEBSEARCH_BLEND_ENGINES": "brave,mojeek",
+        }
+
+    def start(self) -> None:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@contextmanager
+def fake_engines() -> Iterator[FakeEngines]:
+    engines = FakeEngines()
+    engines.start()
+    try:
+        yield engines
+    finally:
+        engines.stop()

@@ -1,0 +1,415 @@
+"""The ASGI app: three doors onto one ``WebSearch`` session, gated, bounded and logged.
+
+Routes (every one but ``/healthz`` and the OpenAPI document behind the gate, ``gates.py``):
+
+- ``POST /v1/websearch``: the typed search — ``SearchRequest`` fields (plus ``provider``) in,
+  ``SearchResponse`` out (or, with ``Accept: text/plain``, exactly what a model reads); errors
+  as ``{"error": {"type", "message", "retryable"}}`` with a fitting status.
+- ``GET|POST /v1/websearch/search``: SearXNG's JSON API (``searxng.py``).
+- ``POST /v1/scrape``, ``/v2/scrape``, ``/v1/websearch/scrape``: Firecrawl's (``firecrawl.py``).
+- ``GET /healthz``; ``GET /v1/websearch/openapi.json``.
+
+What lives across requests (the session, its blend cache and meter) is made by the lifespan
+at start-up and closed at shutdown. Each request is admitted by ``Admission`` (a bounded
+number run, a bounded number wait; beyond that, 503 at once), its body is read under a size
+ceiling and a deadline, and it ends in one structured log line: route, status, elapsed time,
+each engine's outcome, cents metered. Never a key, a query or a page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from websearch_core.blend import BlendCache
+from websearch_core.errors import (
+    ConfigurationError,
+    FetchError,
+    FetchTimeoutError,
+    InternalError,
+    InvalidRequestError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+    RateLimitedError,
+    URLRefusedError,
+    WebSearchError,
+)
+from websearch_core.models import SearchResponse, argument_message
+from websearch_core.server import firecrawl, searxng
+from websearch_core.server.gates import KEY_VARIABLE, Gate, Principal
+from websearch_core.server.openapi import TypedSearch, openapi_document
+from websearch_core.session import WebSearch
+
+__all__ = ["ServiceLimits", "create_app"]
+
+logger = logging.getLogger("websearch_core.server")
+
+SCRAPE_PATHS = ("/v1/scrape", "/v2/scrape", "/v1/websearch/scrape")
+
+
+@dataclass(frozen=True)
+class ServiceLimits:
+    """How much the service takes on at once, and from how slow or large a client."""
+
+    #: Requests being answered at once.
+    max_inflight: int = 64
+    #: Requests waiting for one of those places; one more is answered 503 at once.
+    max_queued: int = 512
+    #: How long a request may wait for a place before it is answered 503.
+    queue_timeout_s: float = 15.0
+    #: Request bodies (a scrape, a search form) beyond this are refused unread.
+    max_body_bytes: int = 1 << 20
+    #: A body must arrive within this; a client trickling it is answered 408.
+    body_timeout_s: float = 10.0
+    #: A request's line and headers must arrive within this (``serve``'s protocol).
+    header_timeout_s: float = 10.0
+    #: The request line and headers together, in bytes.
+    max_header_bytes: int = 16 * 1024
+    #: Open connections; uvicorn answers 503 beyond this.
+    max_connections: int = 2048
+    #: On shutdown, requests in flight get this long to finish.
+    graceful_shutdown_s: int = 20
+
+
+class Overloaded(Exception):
+    """No place for this request within the limits."""
+
+
+class Admission:
+    """At most ``max_inflight`` requests run and ``max_queued`` wait; the rest are refused."""
+
+    def __init__(self, limits: ServiceLimits) -> None:
+        self._limits = limits
+        self._places = anyio.Semaphore(limits.max_inflight)
+        self.waiting = 0
+
+    @contextlib.asynccontextmanager
+    async def place(self) -> AsyncIterator[None]:
+        if self.waiting >= self._limits.max_queued:
+            raise Overloaded
+        self.waiting += 1
+        try:
+            with anyio.fail_after(self._limits.queue_timeout_s):
+                await self._places.acquire()
+        except TimeoutError:
+            raise Overloaded from None
+        finally:
+            self.waiting -= 1
+        try:
+            yield
+        finally:
+            self._places.release()
+
+
+# -- errors, one shape per door -------------------------------------------------------------
+
+
+def _status_of(exc: WebSearchError) -> int:
+    if isinstance(exc, InvalidRequestError):
+        return 400
+    if isinstance(exc, URLRefusedError):
+        return 403
+    if isinstance(exc, RateLimitedError):
+        return 429
+    if isinstance(exc, FetchTimeoutError):
+        return 504
+    if isinstance(exc, ConfigurationError | ProviderUnavailableError):
+        return 503
+    if isinstance(exc, ProviderResponseError | FetchError):
+        return 502
+    if isinstance(exc, InternalError):
+        return 500
+    return 502  # a provider refused us (a vendor key, for example): the upstream's failure
+
+
+def _typed_error(exc: WebSearchError) -> JSONResponse:
+    headers = {}
+    if isinstance(exc, RateLimitedError) and exc.retry_after:
+        headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+    body = {"error": {"type": type(exc).__name__, "message": str(exc), "retryable": exc.retryable}}
+    return JSONResponse(body, status_code=_status_of(exc), headers=headers)
+
+
+def refusal_response(path: str, status: int, message: str) -> JSONResponse:
+    """A gate's or the admission's refusal, in the shape the door's clients read."""
+    headers = {"Retry-After": "1"} if status in (429, 503) else {}
+    if path in SCRAPE_PATHS:
+        return JSONResponse({"success": False, "error": message}, status, headers=headers)
+    error = {"type": "ServiceRefusal", "message": message, "retryable": status in (429, 503)}
+    return JSONResponse({"error": error}, status, headers=headers)
+
+
+# -- bodies ---------------------------------------------------------------------------------
+
+
+async def read_body(request: Request, limits: ServiceLimits) -> bytes:
+    """The body within the size ceiling and the deadline, or an ``InvalidRequestError``."""
+    declared = request.headers.get("content-length", "")
+    too_large = InvalidRequestError(
+        f"the request body is over {limits.max_body_bytes:,} bytes: send a smaller one"
+    )
+    if declared.isdecimal() and int(declared) > limits.max_body_bytes:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        with anyio.fail_after(limits.body_timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limits.max_body_bytes:
+                    raise too_large
+                chunks.append(chunk)
+    except TimeoutError:
+        raise InvalidRequestError(
+            f"the request body did not arrive within {limits.body_timeout_s:g} s"
+        ) from None
+    return b"".join(chunks)
+
+
+def _log(request: Request, **fields: Any) -> None:
+    request.state.log.update(fields)
+
+
+def _session(request: Request) -> WebSearch:
+    session: WebSearch = request.state.session
+    return session
+
+
+def _limits(request: Request) -> ServiceLimits:
+    limits: ServiceLimits = request.state.limits
+    return limits
+
+
+def _gate(request: Request) -> Gate:
+    gate: Gate = request.state.gate
+    return gate
+
+
+def _engines(request: Request, outcomes: Any) -> None:
+    _log(request, engines={o.engine: o.error or o.status for o in outcomes})
+
+
+def _searched(request: Request, response: SearchResponse) -> None:
+    _engines(request, response.outcomes)
+    _log(request, provider=response.provider, cents=response.usage.cents)
+
+
+# -- the typed door -------------------------------------------------------------------------
+
+
+async def typed_search(request: Request) -> Response:
+    if refusal := await _gate(request).check(request, bearer_only=False):
+        return refusal_response(request.url.path, refusal.status, refusal.message)
+    try:
+        raw = await read_body(request, _limits(request))
+        try:
+            asked = TypedSearch.model_validate_json(raw)
+        except ValidationError as exc:
+            raise InvalidRequestError(argument_message(exc)) from None
+        arguments = asked.model_dump(exclude_unset=True)
+        response = await _session(request).asearch(**arguments)
+    except WebSearchError as exc:
+        _log(request, error=type(exc).__name__)
+        if isinstance(exc, ProviderUnavailableError):
+            _engines(request, exc.outcomes)
+        return _typed_error(exc)
+    _searched(request, response)
+    if "text/plain" in request.headers.get("accept", ""):
+        return PlainTextResponse(response.render())
+    return Response(response.model_dump_json(), media_type="application/json")
+
+
+# -- the SearXNG door -----------------------------------------------------------------------
+
+
+async def _searxng_params(request: Request) -> dict[str, str]:
+    params = dict(request.query_params)
+    if request.method == "POST":
+        body = await read_body(request, _limits(request))
+        media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media == "application/x-www-form-urlencoded":
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidRequestError("the form is not UTF-8 text") from None
+            params.update(parse_qsl(text, keep_blank_values=True))
+        elif body.strip():
+            raise InvalidRequestError(
+                "send the parameters in the query string or as an "
+                "application/x-www-form-urlencoded form"
+            )
+    return params
+
+
+async def searxng_search(request: Request) -> Response:
+    if refusal := await _gate(request).check(request, bearer_only=False):
+        return refusal_response(request.url.path, refusal.status, refusal.message)
+    query = ""
+    try:
+        params = await _searxng_params(request)
+        arguments = searxng.search_arguments(params)
+        query = arguments["query"]
+        response = await _session(request).asearch(**arguments)
+    except ProviderUnavailableError as exc:
+        if not exc.outcomes:  # not a blend whose engines all failed
+            _log(request, error=type(exc).__name__)
+            return JSONResponse({"error": str(exc)}, _status_of(exc))
+        # SearXNG's answer when every engine failed: no results, and each engine's why.
+        _engines(request, exc.outcomes)
+        return JSONResponse(searxng.empty_envelope(query, exc.outcomes))
+    except WebSearchError as exc:
+        _log(request, error=type(exc).__name__)
+        return JSONResponse({"error": str(exc)}, _status_of(exc))
+    _searched(request, response)
+    return JSONResponse(searxng.envelope(response))
+
+
+# -- the Firecrawl door ---------------------------------------------------------------------
+
+
+async def scrape(request: Request) -> Response:
+    if refusal := await _gate(request).check(request, bearer_only=True):
+        return refusal_response(request.url.path, refusal.status, refusal.message)
+    default_timeout = 30_000 if request.url.path == "/v1/scrape" else None
+    try:
+        raw = await read_body(request, _limits(request))
+        call = firecrawl.parse_body(raw, default_timeout_ms=default_timeout)
+        page = await _session(request).ascrape(call.url, **call.arguments)
+    except WebSearchError as exc:
+        status, body = firecrawl.failure(exc)
+        _log(request, error=type(exc).__name__)
+        return JSONResponse(body, status)
+    _log(request, target_status=page.status, bytes=page.bytes_read)
+    return JSONResponse(firecrawl.success(page, call.url, call.warning))
+
+
+# -- the rest -------------------------------------------------------------------------------
+
+
+async def healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok", "engines": _session(request).engines})
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(openapi_document())
+
+
+class Guard:
+    """Outermost: admits a request (or answers 503), then logs how it went, in one line."""
+
+    def __init__(self, app: ASGIApp, admission: Admission) -> None:
+        self.app = app
+        self.admission = admission
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        record: dict[str, Any] = {}
+        scope.setdefault("state", {})["log"] = record
+        status = 0
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            if scope["path"] in ("/healthz",):
+                await self.app(scope, receive, sending)
+            else:
+                try:
+                    async with self.admission.place():
+                        await self.app(scope, receive, sending)
+                except Overloaded:
+                    refused = refusal_response(
+                        scope["path"], 503, "the service is at capacity: retry in a moment"
+                    )
+                    await refused(scope, receive, sending)
+        except ClientDisconnect:
+            status = status or 499
+        except Exception:
+            status = status or 500  # Starlette's outer handler answers it
+            raise
+        finally:
+            line = {
+                "event": "request",
+                "method": scope["method"],
+                "route": scope["path"],
+                "status": status,
+                "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
+                **record,
+            }
+            logger.info(json.dumps(line, sort_keys=True))
+
+
+def _default_session() -> WebSearch:
+    return WebSearch(os.environ.get("WEBSEARCH_PROVIDER") or "blend", blend_cache=BlendCache())
+
+
+def create_app(
+    session: Callable[[], WebSearch] | None = None,
+    *,
+    api_key: str | None = None,
+    principal: Principal | None = None,
+    limits: ServiceLimits | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Starlette:
+    """The service as an ASGI app, for ``websearch serve`` or any ASGI server.
+
+    ``session`` makes the ``WebSearch`` every request shares (default: the environment's
+    configuration, pinned to ``WEBSEARCH_PROVIDER`` or the blend, with a shared blend cache).
+    ``api_key`` defaults to ``WEBSEARCH_API_KEY``; ``principal`` is the operator's hook
+    (``gates.py``), kept on ``app.state.principal``, where it may also be set later.
+    """
+    env = os.environ if environ is None else environ
+    limits = limits or ServiceLimits()
+    gate = Gate(api_key if api_key is not None else env.get(KEY_VARIABLE))
+    make = session or _default_session
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        try:
+            ws = make()
+        except WebSearchError as exc:
+            logger.error("the service cannot start: %s", exc)
+            raise
+        if ws.settings.fetch_allow_private:
+            logger.warning(
+                "scrape may reach loopback and private addresses (WEBSEARCH_FETCH_ALLOW_PRIVATE)"
+            )
+        if app.state.principal is None and not gate.has_key:
+            logger.warning("%s is not set: every gated request is answered 503", KEY_VARIABLE)
+        try:
+            yield {"session": ws, "gate": gate, "limits": limits}
+        finally:
+            await ws.aclose()
+
+    routes = [
+        Route("/v1/websearch", typed_search, methods=["POST"]),
+        Route("/v1/websearch/search", searxng_search, methods=["GET", "POST"]),
+        *(Route(path, scrape, methods=["POST"]) for path in SCRAPE_PATHS),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/v1/websearch/openapi.json", openapi, methods=["GET"]),
+    ]
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.principal = principal
+    app.add_middleware(Guard, admission=Admission(limits))
+    return app

@@ -1,0 +1,100 @@
+"""The typed endpoint's request model and its OpenAPI 3.1 document, both from the core's
+pydantic models, so the document cannot drift from what the endpoint accepts and returns."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from pydantic import StrictStr
+from pydantic.json_schema import models_json_schema
+
+from websearch_core import __version__
+from websearch_core.models import SearchRequest, SearchResponse
+
+__all__ = ["TypedSearch", "openapi_document"]
+
+
+class TypedSearch(SearchRequest):
+    """``WebSearch.search``'s arguments as JSON: ``SearchRequest`` and, optionally, the
+    provider to pin for this search (``auto``, ``blend`` or a configured provider)."""
+
+    provider: StrictStr | None = None
+
+
+_REF = "#/components/schemas/{model}"
+
+
+@functools.cache
+def openapi_document() -> dict[str, Any]:
+    _, schemas = models_json_schema(
+        [(TypedSearch, "validation"), (SearchResponse, "serialization")], ref_template=_REF
+    )
+    components = dict(schemas.get("$defs", {}))
+    components["Error"] = {
+        "type": "object",
+        "required": ["error"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["type", "message", "retryable"],
+                "properties": {
+                    "type": {"type": "string", "description": "the typed error's class"},
+                    "message": {"type": "string", "description": "what failed and what to do"},
+                    "retryable": {"type": "boolean"},
+                },
+            }
+        },
+    }
+
+    def error(description: str) -> dict[str, Any]:
+        schema = {"$ref": _REF.format(model="Error")}
+        return {"description": description, "content": {"application/json": {"schema": schema}}}
+
+    response_schema = {"$ref": _REF.format(model="SearchResponse")}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "websearch-pack", "version": __version__},
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+                "bearer": {"type": "http", "scheme": "bearer"},
+            },
+        },
+        "security": [{"apiKey": []}, {"bearer": []}],
+        "paths": {
+            "/v1/websearch": {
+                "post": {
+                    "operationId": "search_web",
+                    "summary": "Search the web (the same request and response as WebSearch.search)",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": _REF.format(model="TypedSearch")}
+                            }
+                        },
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "the results; with Accept: text/plain, the text a "
+                            "model reads",
+                            "content": {
+                                "application/json": {"schema": response_schema},
+                                "text/plain": {"schema": {"type": "string"}},
+                            },
+                        },
+                        "400": error("the request is invalid, or asks what cannot be honoured"),
+                        "401": error("the API key is missing or wrong"),
+                        "429": error("rate limited, or the metering budget is spent"),
+                        "502": error("the provider answered with a failure"),
+                        "503": error(
+                            "the provider is down, the service is at capacity, or no "
+                            "key is configured"
+                        ),
+                    },
+                }
+            }
+        },
+    }

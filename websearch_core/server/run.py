@@ -1,0 +1,83 @@
+"""Running the app under uvicorn with the service's limits on slow and oversized clients.
+
+uvicorn bounds the size of a request's head (``h11_max_incomplete_event_size``) and the open
+connections (``limit_concurrency``), and drops idle kept-alive connections, but gives a client
+that trickles its request line and headers as long as it likes: each such connection would
+hold a place for good. ``HeadDeadline`` closes a connection whose request head has not arrived
+within ``header_timeout_s`` of the connection opening or of the previous response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from websearch_core.server.app import ServiceLimits, create_app
+
+__all__ = ["HeadDeadline", "serve"]
+
+logger = logging.getLogger("websearch_core.server")
+
+
+class HeadDeadline(H11Protocol):
+    """uvicorn's h11 protocol, with a deadline for each request's head."""
+
+    header_timeout_s: float = 10.0
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(self.header_timeout_s, self._head_late)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+        self._head_timer = None
+
+    def _head_late(self) -> None:
+        self._head_timer = None
+        # Still waiting for a request line and headers (h11's IDLE: none has completed).
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            logger.info("connection closed: no request head within %gs", self.header_timeout_s)
+            self.transport.close()
+
+
+def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits) -> uvicorn.Config:
+    protocol = type("HeadDeadline", (HeadDeadline,), {"header_timeout_s": limits.header_timeout_s})
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=protocol,
+        h11_max_incomplete_event_size=limits.max_header_bytes,
+        limit_concurrency=limits.max_connections,
+        timeout_keep_alive=5,
+        timeout_graceful_shutdown=limits.graceful_shutdown_s,
+        access_log=False,  # one structured line per request instead, without query strings
+        log_config=None,
+        lifespan="on",
+    )
+
+
+def serve(host: str = "127.0.0.1", port: int = 8080, limits: ServiceLimits | None = None) -> None:
+    """Run the service until SIGINT or SIGTERM; requests in flight are allowed to finish."""
+    limits = limits or ServiceLimits()
+    server = uvicorn.Server(uvicorn_config(create_app(limits=limits), host, port, limits))
+    server.run()
