@@ -65,6 +65,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    for flag, kind, meaning in (
+        ("--max-inflight", int, "requests answered at once (default 64); more wait"),
+        ("--max-queued", int, "requests waiting (default 512); more are answered 503"),
+        ("--header-timeout", float, "seconds for a request's line and headers (default 10)"),
+        ("--body-timeout", float, "seconds for a request's body (default 10)"),
+    ):
+        serve.add_argument(flag, type=kind, help=meaning)
     return parser
 
 
@@ -98,9 +105,16 @@ def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
     logging.getLogger("websearch_core.server").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # its lines carry query strings
     try:
-        from websearch_core.server import serve
+        from websearch_core.server import ServiceLimits, serve
 
-        serve(args.host, args.port)
+        given = {
+            "max_inflight": args.max_inflight,
+            "max_queued": args.max_queued,
+            "header_timeout_s": args.header_timeout,
+            "body_timeout_s": args.body_timeout,
+        }
+        limits = ServiceLimits(**{name: v for name, v in given.items() if v is not None})
+        serve(args.host, args.port, limits)
     except WebSearchError as exc:
         print(f"websearch: error: {exc}", file=sys.stderr)
         return 2, None

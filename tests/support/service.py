@@ -53,10 +53,12 @@ class Service:
 
 
 @contextmanager
-def run_service(environment: dict[str, str], *, startup_s: float = 30.0) -> Iterator[Service]:
+def run_service(
+    environment: dict[str, str], *args: str, startup_s: float = 30.0
+) -> Iterator[Service]:
     env = {
         "PATH": os.environ.get("PATH", ""),
-        "HOME": os.environ.get("HOME", "/tmp"),
+        "HOME": os.environ.get("HOME", tempfile.gettempdir()),
         "PYTHONUNBUFFERED": "1",
         **environment,
     }
@@ -65,7 +67,7 @@ def run_service(environment: dict[str, str], *, startup_s: float = 30.0) -> Iter
         port = _free_port()
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "websearch_core.cli", "serve", "--port", str(port)],
+                [sys.executable, "-m", "websearch_core.cli", "serve", "--port", str(port), *args],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,

@@ -85,6 +85,11 @@ class ServiceLimits:
     #: On shutdown, requests in flight get this long to finish.
     graceful_shutdown_s: int = 20
 
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if (value <= 0 and name != "max_queued") or value < 0:
+                raise ConfigurationError(f"the service's {name} must be above 0, not {value}")
+
 
 class Overloaded(Exception):
     """No place for this request within the limits."""
