@@ -5,8 +5,9 @@ door of ``websearch serve``, a loader) rather than show them to a model: the mar
 page's own text, not fenced, and the HTML forms are there for who asked. The fetch is the same
 jailed, deadlined, size-bounded one as ``WebSearch.fetch``; only the conversion differs.
 
-- ``main_content``: the article (``extract(mode="article")``) or the whole page without its
-  chrome (``mode="full"``).
+- ``main_content``: the article (``extract(mode="article")``), or else the whole page as a
+  crawler sees it, menus, headers and footers included (only scripts, styles and other
+  elements that hold no text are left out).
 - ``include_tags`` / ``exclude_tags``: CSS selectors applied before extraction; included
   elements become the whole page, excluded ones are removed. A selector that does not parse is
   an ``InvalidRequestError``, never a silent no-op.
@@ -34,8 +35,9 @@ from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
 from websearch_core.content import convert, decode_text
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract import ExtractMode, extract
+from websearch_core.extract import extract
 from websearch_core.extract.clean import bound_input, remove_chrome, remove_junk
+from websearch_core.extract.markdown import render
 from websearch_core.extract.metadata import read_metadata
 from websearch_core.fetch import Fetched
 from websearch_core.models import argument_message
@@ -144,6 +146,15 @@ def _filtered(tree: LexborHTMLParser, options: ScrapeOptions) -> str:
     return "<html><body>" + "".join(kept) + "</body></html>"
 
 
+def _markdown(html: str, url: str, main_content: bool) -> str:
+    if main_content:
+        return extract(html, url, mode="article").markdown
+    tree = LexborHTMLParser(html)
+    remove_junk(tree)
+    body = tree.body
+    return render([body] if body is not None else [], url).markdown
+
+
 def _clean_html(html: str, main_content: bool) -> str:
     tree = LexborHTMLParser(html)
     remove_junk(tree)
@@ -169,8 +180,7 @@ def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
             fields["links"] = _links(tree, url)
         filtered = _filtered(tree, options)
         if "markdown" in wanted:
-            mode: ExtractMode = "article" if options.main_content else "full"
-            fields["markdown"] = clean_text(extract(filtered, url, mode=mode).markdown)
+            fields["markdown"] = clean_text(_markdown(filtered, url, options.main_content))
         if "html" in wanted:
             fields["html"] = _clean_html(filtered, options.main_content)
         if "raw_html" in wanted:

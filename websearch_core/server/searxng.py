@@ -128,6 +128,9 @@ def _unresponsive(outcomes: list[EngineOutcome] | tuple[EngineOutcome, ...]) -> 
 
 
 def envelope(response: SearchResponse) -> dict[str, Any]:
+    # Clients sort by score, highest first: the fused score when every result has one, else
+    # one that falls with the rank.
+    fused = all(result.score is not None for result in response.results)
     results = []
     for result in response.results:
         engines = list(result.engines) or [result.engine or response.provider]
@@ -139,8 +142,7 @@ def envelope(response: SearchResponse) -> dict[str, Any]:
                 "engine": engines[0],
                 "engines": engines,
                 "positions": list(result.positions) or [result.rank],
-                # Clients sort by score, highest first: without a fused score, rank decides.
-                "score": result.score if result.score is not None else 1.0 / result.rank,
+                "score": result.score if fused and result.score is not None else 1 / result.rank,
                 "category": "general",
                 "template": "default.html",
                 "parsed_url": _parsed_url(result.url),

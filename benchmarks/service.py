@@ -1,0 +1,244 @@
+"""What ``websearch serve`` costs on top of the in-process API, measured in one run.
+
+Fake Brave and Mojeek APIs and HTML pages run on loopback (``tests/support/fake_engines.py``,
+threads in this process); ``websearch serve`` runs as a real uvicorn process against them
+(``tests/support/service.py``). Two workloads, each driven at a fixed concurrency (that many
+workers, each sending its next request as soon as the last is answered):
+
+- search: ``POST /v1/websearch`` (``{"query": q, "count": 5}``) through an
+  ``httpx.AsyncClient``, against ``await ws.asearch(q, count=5)`` on a blend of the same two
+  engines in this process;
+- scrape: ``POST /v2/scrape`` (``{"url": u, "formats": ["markdown"]}``) against
+  ``await ws.ascrape(u)`` with ``fetch_allow_private=True``.
+
+Every request carries its own query or page, so no memo or blend cache answers it, and every
+answer is checked: a search's first result must name its own query, a scrape's markdown its
+own page. Each side is warmed up, then run ``--rounds`` times, interleaved (service first in
+even rounds, in-process first in odd ones); the table keeps each side's best round (highest
+requests/s) with that round's p50 and p99. The service's RSS is sampled every 20 ms.
+
+One run on a shared machine: read the ratios, not the absolute numbers. The client, the fake
+engines and the in-process session share this process, while the service has its own, so on
+a machine with spare cores the service side gets more CPU than the in-process one.
+
+    python benchmarks/service.py [--concurrency 32] [--requests 400] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import quote
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import httpx
+import psutil
+
+from tests.support.fake_engines import FakeEngines, fake_engines
+from tests.support.service import run_service
+from websearch_core import WebSearch
+
+KEY = "benchmark-key"
+
+#: One request: its index in, ``None`` when the answer is right, else what was wrong.
+Call = Callable[[int], Awaitable[str | None]]
+
+
+@dataclass
+class Run:
+    seconds: float
+    latencies: list[float]
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def rps(self) -> float:
+        return len(self.latencies) / self.seconds
+
+    @property
+    def p50_ms(self) -> float:
+        return statistics.median(self.latencies) * 1000
+
+    @property
+    def p99_ms(self) -> float:
+        return statistics.quantiles(self.latencies, n=100)[98] * 1000
+
+
+async def drive(call: Call, requests: int, concurrency: int) -> Run:
+    indices = iter(range(requests))
+    run = Run(0.0, [])
+
+    async def worker() -> None:
+        for i in indices:  # shared: each worker takes the next index
+            started = time.perf_counter()
+            try:
+                problem = await call(i)
+            except Exception as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            run.latencies.append(time.perf_counter() - started)
+            if problem:
+                run.failures.append(f"#{i}: {problem}")
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def search_problem(query: str, first_url: str | None) -> str | None:
+    if first_url is None:
+        return "no results"
+    return None if f"/{quote(query, safe='')}/" in first_url else f"first result {first_url}"
+
+
+def scrape_problem(name: str, markdown: str | None) -> str | None:
+    return None if f"This page is called {name}." in (markdown or "") else "not its page"
+
+
+class PeakRss:
+    """Samples a process's resident memory on a thread; ``peak`` is the largest seen."""
+
+    def __init__(self, pid: int) -> None:
+        self._process = psutil.Process(pid)
+        self.start = self.peak = self._process.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, self._process.memory_info().rss)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+async def bench(engines: FakeEngines, service_url: str, args: argparse.Namespace) -> list[str]:
+    ws = WebSearch(
+        "blend",
+        brave_api_key="fake-brave-key",
+        brave_base_url=f"{engines.url}/brave",
+        mojeek_api_key="fake-mojeek-key",
+        mojeek_base_url=f"{engines.url}/mojeek",
+        blend_engines=["brave", "mojeek"],
+    )
+    pages = WebSearch(fetch_allow_private=True)
+    limits = httpx.Limits(max_connections=args.concurrency)
+    client = httpx.AsyncClient(limits=limits, timeout=60, trust_env=False)
+    headers = {"X-API-Key": KEY, "Authorization": f"Bearer {KEY}"}
+    lines = []
+    try:
+
+        def calls(workload: str, tag: str) -> dict[str, Call]:
+            async def service_search(i: int) -> str | None:
+                query = f"svc-{tag}-q{i}"
+                body = {"query": query, "count": 5}
+                r = await client.post(f"{service_url}/v1/websearch", json=body, headers=headers)
+                if r.status_code != 200:
+                    return f"HTTP {r.status_code}: {r.text[:200]}"
+                results = r.json()["results"]
+                return search_problem(query, results[0]["url"] if results else None)
+
+            async def local_search(i: int) -> str | None:
+                query = f"lib-{tag}-q{i}"
+                results = (await ws.asearch(query, count=5)).results
+                return search_problem(query, results[0].url if results else None)
+
+            async def service_scrape(i: int) -> str | None:
+                name = f"p{i}svc{tag}"
+                body = {"url": f"{engines.url}/pages/{name}", "formats": ["markdown"]}
+                r = await client.post(f"{service_url}/v2/scrape", json=body, headers=headers)
+                reply = r.json()
+                if r.status_code != 200 or not reply.get("success"):
+                    return f"HTTP {r.status_code}: {r.text[:200]}"
+                return scrape_problem(name, reply["data"].get("markdown"))
+
+            async def local_scrape(i: int) -> str | None:
+                name = f"p{i}lib{tag}"
+                page = await pages.ascrape(f"{engines.url}/pages/{name}")
+                return scrape_problem(name, page.markdown)
+
+            if workload == "search":
+                return {"service": service_search, "in-process": local_search}
+            return {"service": service_scrape, "in-process": local_scrape}
+
+        for workload in ("search", "scrape"):
+            for side, call in calls(workload, "warm").items():
+                warm = await drive(call, args.concurrency * 2, args.concurrency)
+                if warm.failures:
+                    raise SystemExit(f"{workload} {side} warm-up failed: {warm.failures[:3]}")
+            runs: dict[str, list[Run]] = {"service": [], "in-process": []}
+            for round_ in range(args.rounds):
+                order = list(calls(workload, f"r{round_}").items())
+                for side, call in order if round_ % 2 == 0 else order[::-1]:
+                    runs[side].append(await drive(call, args.requests, args.concurrency))
+                    print(f"{workload} round {round_} {side}: done", file=sys.stderr)
+            best = {side: max(rs, key=lambda run: run.rps) for side, rs in runs.items()}
+            lines += [f"\n{workload}\n", "| way | req/s | p50 ms | p99 ms | failed |"]
+            lines.append("|---|---:|---:|---:|---:|")
+            for side, run in best.items():
+                failed = sum(len(r.failures) for r in runs[side])
+                lines.append(
+                    f"| {side} | {run.rps:.0f} | {run.p50_ms:.1f} | {run.p99_ms:.1f} | {failed} |"
+                )
+                for failure in [f for r in runs[side] for f in r.failures][:5]:
+                    lines.append(f"  {side} failure {failure}")
+            svc, lib = best["service"], best["in-process"]
+            lines.append(
+                f"\nservice overhead ({workload}): p50 {svc.p50_ms / lib.p50_ms:.2f}x, "
+                f"p99 {svc.p99_ms / lib.p99_ms:.2f}x, throughput "
+                f"(in-process / service) {lib.rps / svc.rps:.2f}x"
+            )
+    finally:
+        await client.aclose()
+        await ws.aclose()
+        await pages.aclose()
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    with fake_engines() as engines:
+        env = {
+            **engines.environment(),
+            "WEBSEARCH_API_KEY": KEY,
+            "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1",
+        }
+        with run_service(env) as service:
+            rss = PeakRss(service.process.pid)
+            started = time.perf_counter()
+            try:
+                lines = asyncio.run(bench(engines, service.url, args))
+            finally:
+                rss.stop()
+            elapsed = time.perf_counter() - started
+    print(
+        f"{args.requests} requests a round, concurrency {args.concurrency}, {args.rounds} "
+        f"interleaved rounds, best round per side; {psutil.cpu_count()} CPUs; {elapsed:.0f} s"
+    )
+    print("\n".join(lines))
+    print(
+        f"\nservice RSS: {rss.start / 2**20:.0f} MB at start, "
+        f"{rss.peak / 2**20:.0f} MB peak during the run"
+    )
+    log = [line for line in service.log().splitlines() if '"event": "request"' in line]
+    codes = [line for line in log if '"status": 200' not in line]
+    print(f"service requests logged: {len(log)}, not answered 200: {len(codes)}")
+    for line in codes[:10]:
+        print(f"  {line[:300]}")
+
+
+if __name__ == "__main__":
+    main()
