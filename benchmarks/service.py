@@ -1,9 +1,9 @@
 """What ``websearch serve`` costs on top of the in-process API, measured in one run.
 
-Fake Brave and Mojeek APIs and HTML pages run on loopback (``tests/support/fake_engines.py``,
-threads in this process); ``websearch serve`` runs as a real uvicorn process against them
+Fake Brave and Mojeek APIs and HTML pages (``tests/support/fake_engines.py``) run on loopback
+in a process of their own; ``websearch serve`` runs as a real uvicorn process against them
 (``tests/support/service.py``). Two workloads, each driven at a fixed concurrency (that many
-workers, each sending its next request as soon as the last is answered):
+workers, each sending its next request when its last is answered):
 
 - search: ``POST /v1/websearch`` (``{"query": q, "count": 5}``) through an
   ``httpx.AsyncClient``, against ``await ws.asearch(q, count=5)`` on a blend of the same two
@@ -17,9 +17,9 @@ own page. Each side is warmed up, then run ``--rounds`` times, interleaved (serv
 even rounds, in-process first in odd ones); the table keeps each side's best round (highest
 requests/s) with that round's p50 and p99. The service's RSS is sampled every 20 ms.
 
-One run on a shared machine: read the ratios, not the absolute numbers. The client, the fake
-engines and the in-process session share this process, while the service has its own, so on
-a machine with spare cores the service side gets more CPU than the in-process one.
+One run on a shared machine: read the ratios, not the absolute numbers. Three processes
+share the cores (engines, service, this one), and the service side spreads its work over two
+of them (client here, session there) where the in-process side has one.
 
     python benchmarks/service.py [--concurrency 32] [--requests 400] [--rounds 2]
 """
@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import statistics
 import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from urllib.parse import quote
 
@@ -42,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx
 import psutil
 
-from tests.support.fake_engines import FakeEngines, fake_engines
+from tests.support.fake_engines import fake_engines
 from tests.support.service import run_service
 from websearch_core import WebSearch
 
@@ -54,8 +56,8 @@ Call = Callable[[int], Awaitable[str | None]]
 
 @dataclass
 class Run:
-    seconds: float
-    latencies: list[float]
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -72,8 +74,7 @@ class Run:
 
 
 async def drive(call: Call, requests: int, concurrency: int) -> Run:
-    indices = iter(range(requests))
-    run = Run(0.0, [])
+    indices, run = iter(range(requests)), Run()
 
     async def worker() -> None:
         for i in indices:  # shared: each worker takes the next index
@@ -93,13 +94,23 @@ async def drive(call: Call, requests: int, concurrency: int) -> Run:
 
 
 def search_problem(query: str, first_url: str | None) -> str | None:
-    if first_url is None:
-        return "no results"
-    return None if f"/{quote(query, safe='')}/" in first_url else f"first result {first_url}"
+    if first_url is not None and f"/{quote(query, safe='')}/" in first_url:
+        return None
+    return f"first result {first_url}"
 
 
 def scrape_problem(name: str, markdown: str | None) -> str | None:
     return None if f"This page is called {name}." in (markdown or "") else "not its page"
+
+
+def serve_engines(conn: Connection) -> None:
+    """The fake engines in their own process, until told to stop."""
+    with fake_engines() as engines:
+        # Their handler writes a response's head and body separately: without TCP_NODELAY
+        # each response waits out the client's delayed ACK (~40 ms on Linux).
+        engines._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
+        conn.send((engines.url, engines.environment()))
+        conn.recv()
 
 
 class PeakRss:
@@ -121,55 +132,51 @@ class PeakRss:
         self._thread.join()
 
 
-async def bench(engines: FakeEngines, service_url: str, args: argparse.Namespace) -> list[str]:
+async def bench(engines_url: str, service_url: str, args: argparse.Namespace) -> list[str]:
     ws = WebSearch(
         "blend",
         brave_api_key="fake-brave-key",
-        brave_base_url=f"{engines.url}/brave",
+        brave_base_url=f"{engines_url}/brave",
         mojeek_api_key="fake-mojeek-key",
-        mojeek_base_url=f"{engines.url}/mojeek",
+        mojeek_base_url=f"{engines_url}/mojeek",
         blend_engines=["brave", "mojeek"],
     )
     pages = WebSearch(fetch_allow_private=True)
     limits = httpx.Limits(max_connections=args.concurrency)
     client = httpx.AsyncClient(limits=limits, timeout=60, trust_env=False)
     headers = {"X-API-Key": KEY, "Authorization": f"Bearer {KEY}"}
-    lines = []
+
+    def calls(workload: str, tag: str) -> dict[str, Call]:
+        async def service_search(i: int) -> str | None:
+            query, body = f"svc-{tag}-q{i}", {"query": f"svc-{tag}-q{i}", "count": 5}
+            r = await client.post(f"{service_url}/v1/websearch", json=body, headers=headers)
+            if r.status_code != 200:
+                return f"HTTP {r.status_code}: {r.text[:200]}"
+            results = r.json()["results"]
+            return search_problem(query, results[0]["url"] if results else None)
+
+        async def local_search(i: int) -> str | None:
+            results = (await ws.asearch(f"lib-{tag}-q{i}", count=5)).results
+            return search_problem(f"lib-{tag}-q{i}", results[0].url if results else None)
+
+        async def service_scrape(i: int) -> str | None:
+            name = f"p{i}svc{tag}"
+            body = {"url": f"{engines_url}/pages/{name}", "formats": ["markdown"]}
+            r = await client.post(f"{service_url}/v2/scrape", json=body, headers=headers)
+            if r.status_code != 200 or not r.json().get("success"):
+                return f"HTTP {r.status_code}: {r.text[:200]}"
+            return scrape_problem(name, r.json()["data"].get("markdown"))
+
+        async def local_scrape(i: int) -> str | None:
+            page = await pages.ascrape(f"{engines_url}/pages/p{i}lib{tag}")
+            return scrape_problem(f"p{i}lib{tag}", page.markdown)
+
+        if workload == "search":
+            return {"service": service_search, "in-process": local_search}
+        return {"service": service_scrape, "in-process": local_scrape}
+
+    lines: list[str] = []
     try:
-
-        def calls(workload: str, tag: str) -> dict[str, Call]:
-            async def service_search(i: int) -> str | None:
-                query = f"svc-{tag}-q{i}"
-                body = {"query": query, "count": 5}
-                r = await client.post(f"{service_url}/v1/websearch", json=body, headers=headers)
-                if r.status_code != 200:
-                    return f"HTTP {r.status_code}: {r.text[:200]}"
-                results = r.json()["results"]
-                return search_problem(query, results[0]["url"] if results else None)
-
-            async def local_search(i: int) -> str | None:
-                query = f"lib-{tag}-q{i}"
-                results = (await ws.asearch(query, count=5)).results
-                return search_problem(query, results[0].url if results else None)
-
-            async def service_scrape(i: int) -> str | None:
-                name = f"p{i}svc{tag}"
-                body = {"url": f"{engines.url}/pages/{name}", "formats": ["markdown"]}
-                r = await client.post(f"{service_url}/v2/scrape", json=body, headers=headers)
-                reply = r.json()
-                if r.status_code != 200 or not reply.get("success"):
-                    return f"HTTP {r.status_code}: {r.text[:200]}"
-                return scrape_problem(name, reply["data"].get("markdown"))
-
-            async def local_scrape(i: int) -> str | None:
-                name = f"p{i}lib{tag}"
-                page = await pages.ascrape(f"{engines.url}/pages/{name}")
-                return scrape_problem(name, page.markdown)
-
-            if workload == "search":
-                return {"service": service_search, "in-process": local_search}
-            return {"service": service_scrape, "in-process": local_scrape}
-
         for workload in ("search", "scrape"):
             for side, call in calls(workload, "warm").items():
                 warm = await drive(call, args.concurrency * 2, args.concurrency)
@@ -185,17 +192,17 @@ async def bench(engines: FakeEngines, service_url: str, args: argparse.Namespace
             lines += [f"\n{workload}\n", "| way | req/s | p50 ms | p99 ms | failed |"]
             lines.append("|---|---:|---:|---:|---:|")
             for side, run in best.items():
-                failed = sum(len(r.failures) for r in runs[side])
+                failures = [f for r in runs[side] for f in r.failures]
                 lines.append(
-                    f"| {side} | {run.rps:.0f} | {run.p50_ms:.1f} | {run.p99_ms:.1f} | {failed} |"
+                    f"| {side} | {run.rps:.0f} | {run.p50_ms:.1f} | {run.p99_ms:.1f} "
+                    f"| {len(failures)} |"
                 )
-                for failure in [f for r in runs[side] for f in r.failures][:5]:
-                    lines.append(f"  {side} failure {failure}")
+                lines += [f"  {side} failed {failure}" for failure in failures[:5]]
             svc, lib = best["service"], best["in-process"]
             lines.append(
-                f"\nservice overhead ({workload}): p50 {svc.p50_ms / lib.p50_ms:.2f}x, "
-                f"p99 {svc.p99_ms / lib.p99_ms:.2f}x, throughput "
-                f"(in-process / service) {lib.rps / svc.rps:.2f}x"
+                f"\nservice / in-process ({workload}): p50 {svc.p50_ms / lib.p50_ms:.2f}x, "
+                f"p99 {svc.p99_ms / lib.p99_ms:.2f}x; in-process req/s / service req/s "
+                f"{lib.rps / svc.rps:.2f}x"
             )
     finally:
         await client.aclose()
@@ -210,34 +217,35 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
-    with fake_engines() as engines:
-        env = {
-            **engines.environment(),
-            "WEBSEARCH_API_KEY": KEY,
-            "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1",
-        }
+    ours, theirs = multiprocessing.Pipe()
+    engines = multiprocessing.Process(target=serve_engines, args=(theirs,), daemon=True)
+    engines.start()
+    engines_url, env = ours.recv()
+    env |= {"WEBSEARCH_API_KEY": KEY, "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1"}
+    started = time.perf_counter()
+    try:
         with run_service(env) as service:
             rss = PeakRss(service.process.pid)
-            started = time.perf_counter()
             try:
-                lines = asyncio.run(bench(engines, service.url, args))
+                lines = asyncio.run(bench(engines_url, service.url, args))
             finally:
                 rss.stop()
-            elapsed = time.perf_counter() - started
+    finally:
+        ours.send("stop")
+        engines.join(10)
     print(
         f"{args.requests} requests a round, concurrency {args.concurrency}, {args.rounds} "
-        f"interleaved rounds, best round per side; {psutil.cpu_count()} CPUs; {elapsed:.0f} s"
+        f"interleaved rounds, best round per side; {psutil.cpu_count()} CPUs; "
+        f"{time.perf_counter() - started:.0f} s"
     )
     print("\n".join(lines))
     print(
-        f"\nservice RSS: {rss.start / 2**20:.0f} MB at start, "
-        f"{rss.peak / 2**20:.0f} MB peak during the run"
+        f"\nservice RSS: {rss.start / 2**20:.0f} MB after start-up, {rss.peak / 2**20:.0f} MB peak"
     )
     log = [line for line in service.log().splitlines() if '"event": "request"' in line]
-    codes = [line for line in log if '"status": 200' not in line]
-    print(f"service requests logged: {len(log)}, not answered 200: {len(codes)}")
-    for line in codes[:10]:
-        print(f"  {line[:300]}")
+    refused = [line for line in log if '"status": 200' not in line]
+    print(f"service requests logged: {len(log)}, not answered 200: {len(refused)}")
+    print("\n".join(f"  {line[:300]}" for line in refused[:10]))
 
 
 if __name__ == "__main__":

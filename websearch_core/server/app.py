@@ -317,9 +317,10 @@ async def openapi(request: Request) -> Response:
 class Guard:
     """Outermost: admits a request (or answers 503), then logs how it went, in one line."""
 
-    def __init__(self, app: ASGIApp, admission: Admission) -> None:
+    def __init__(self, app: ASGIApp, admission: Admission, max_header_bytes: int) -> None:
         self.app = app
         self.admission = admission
+        self.max_header_bytes = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -336,8 +337,15 @@ class Guard:
                 status = message["status"]
             await send(message)
 
+        head = sum(len(name) + len(value) + 4 for name, value in scope["headers"])
         try:
-            if scope["path"] in ("/healthz",):
+            if head > self.max_header_bytes:
+                # uvicorn bounds a head that arrives in pieces; this bounds one that came whole.
+                refused = refusal_response(
+                    scope["path"], 431, f"request headers over {self.max_header_bytes:,} bytes"
+                )
+                await refused(scope, receive, sending)
+            elif scope["path"] in ("/healthz",):
                 await self.app(scope, receive, sending)
             else:
                 try:
@@ -416,5 +424,5 @@ def create_app(
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.principal = principal
-    app.add_middleware(Guard, admission=Admission(limits))
+    app.add_middleware(Guard, admission=Admission(limits), max_header_bytes=limits.max_header_bytes)
     return app

@@ -1,0 +1,373 @@
+"""``websearch serve`` as a real uvicorn process on loopback, used by real third-party
+clients unchanged (LangChain's SearxSearchWrapper and FireCrawlLoader, firecrawl-py's v2 and
+v1 clients, our own searxng provider), attacked with SSRF targets, bad bodies, oversized
+headers and slow clients, loaded with hundreds of concurrent requests, and stopped mid-request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import statistics
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+
+import httpx
+import psutil
+import pytest
+
+from tests.support.fake_engines import FakeEngines, fake_engines, result_url
+from tests.support.http_server import Reply, ScriptedServer, scripted_server
+from tests.support.service import Service, run_service
+from websearch_core import WebSearch
+
+KEY = "process-key-9f8e7d6c5b4a"
+SEARCH = {"X-API-Key": KEY}
+BEARER = {"Authorization": f"Bearer {KEY}"}
+
+with warnings.catch_warnings():  # langchain-community announces its own retirement
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from langchain_community.document_loaders import FireCrawlLoader
+    from langchain_community.utilities import SearxSearchWrapper
+
+
+@pytest.fixture(scope="module")
+def engines() -> Iterator[FakeEngines]:
+    with fake_engines() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def service(engines: FakeEngines) -> Iterator[Service]:
+    """The service as an operator of an intranet would run it: private pages allowed."""
+    environment = {
+        **engines.environment(),
+        "WEBSEARCH_API_KEY": KEY,
+        "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1",
+    }
+    with run_service(environment, "--header-timeout", "1", "--body-timeout", "1") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def strict_service(engines: FakeEngines) -> Iterator[Service]:
+    """The service with the default jail: public addresses only."""
+    with run_service({**engines.environment(), "WEBSEARCH_API_KEY": KEY}) as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def _engines_up(engines: FakeEngines) -> None:
+    engines.down.clear()
+    engines.delay_s.clear()
+
+
+# -- real clients ---------------------------------------------------------------------------
+
+
+def test_langchain_searx_wrapper_run_and_results(service: Service) -> None:
+    wrapper = SearxSearchWrapper(searx_host=f"{service.url}/v1/websearch/search", headers=SEARCH)
+    results = wrapper.results("langchain client", num_results=3)
+    assert [r["link"] for r in results][:1] in (
+        [result_url("brave", "langchain client", 1)],
+        [result_url("mojeek", "langchain client", 1)],
+    )
+    assert all(r["engines"] and r["category"] == "general" for r in results)
+    text = wrapper.run("langchain run")
+    assert text.split("\n\n")[0] in {"b", "m"}  # the first results' snippets
+
+
+def test_our_searxng_provider_reads_the_service(service: Service) -> None:
+    with WebSearch("searxng", searxng_url=f"{service.url}/v1/websearch", searxng_api_key=KEY) as ws:
+        response = ws.search("our provider", count=4)
+    assert response.results[0].url in {
+        result_url("brave", "our provider", 1),
+        result_url("mojeek", "our provider", 1),
+    }
+    assert {o.engine: o.status for o in response.outcomes} == {
+        "brave": "answered",
+        "mojeek": "answered",
+    }
+    with (
+        WebSearch("searxng", searxng_url=f"{service.url}/v1/websearch") as keyless,
+        pytest.raises(Exception, match="401"),
+    ):
+        keyless.search("no key")
+
+
+def test_firecrawl_v2_and_v1_clients_scrape_markdown(
+    service: Service, engines: FakeEngines
+) -> None:
+    from firecrawl import Firecrawl
+
+    client = Firecrawl(api_key=KEY, api_url=service.url)
+    document = client.scrape(f"{engines.url}/pages/v2page", formats=["markdown", "links"])
+    assert "This page is called v2page" in (document.markdown or "")
+    assert document.metadata is not None
+    assert document.metadata.status_code == 200
+    old = client.v1.scrape_url(f"{engines.url}/pages/v1page", formats=["markdown"])
+    assert "This page is called v1page" in (old.markdown or "")
+    with pytest.raises(Exception, match=r"Unauthorized|401|key"):
+        Firecrawl(api_key="wrong", api_url=service.url).scrape(f"{engines.url}/pages/x")
+
+
+def test_langchain_firecrawl_loader_with_api_url(service: Service, engines: FakeEngines) -> None:
+    loader = FireCrawlLoader(
+        url=f"{engines.url}/pages/loaded", api_key=KEY, api_url=service.url, mode="scrape"
+    )
+    (document,) = loader.load()
+    assert "This page is called loaded" in document.page_content
+    assert document.metadata["status_code"] == 200
+    assert document.metadata["title"] == "Page loaded"
+
+
+# -- gates and logs over the wire -----------------------------------------------------------
+
+
+def test_gates_over_the_wire_and_the_key_never_logged(engines: FakeEngines) -> None:
+    with run_service(engines.environment()) as keyless:
+        for path in ("/v1/websearch", "/v1/websearch/search?q=a&format=json", "/v2/scrape"):
+            assert httpx.post(keyless.url + path, json={}, headers=BEARER).status_code == 503
+    with run_service({**engines.environment(), "WEBSEARCH_API_KEY": KEY}) as keyed:
+        for path in ("/v1/websearch", "/v1/websearch/search?q=a&format=json", "/v1/scrape"):
+            for headers in ({}, {"X-API-Key": "nope"}, {"Authorization": "Bearer nope"}):
+                reply = httpx.post(keyed.url + path, json={"query": "a"}, headers=headers)
+                assert reply.status_code == 401
+        ok = httpx.post(keyed.url + "/v1/websearch", json={"query": "logged"}, headers=SEARCH)
+        assert ok.status_code == 200
+    log = keyed.log()
+    assert KEY not in log
+    assert "fake-brave-key" not in log
+    assert "fake-mojeek-key" not in log
+    lines = [json.loads(line.split(" websearch_core.server ", 1)[1])
+             for line in log.splitlines() if ' websearch_core.server {"' in line]  # fmt: skip
+    lines = [line for line in lines if line["route"] != "/healthz"]  # the start-up polls
+    assert len(lines) == 10  # one line per request, and only one
+    assert [line["status"] for line in lines].count(401) == 9
+
+
+# -- SSRF -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def canary() -> Iterator[ScriptedServer]:
+    with scripted_server() as running:
+        running.script("/secret", Reply(200, "internal secret"))
+        yield running
+
+
+def test_scrape_refuses_internal_targets_and_the_canary_sees_nothing(
+    strict_service: Service, service: Service, canary: ScriptedServer
+) -> None:
+    port = canary.url.rsplit(":", 1)[1]
+    targets = [
+        f"{canary.url}/secret",
+        f"http://localhost:{port}/secret",
+        f"http://[::1]:{port}/secret",
+        f"http://0.0.0.0:{port}/secret",
+        f"http://2130706433:{port}/secret",  # 127.0.0.1 as one number
+        "http://169.254.169.254/latest/meta-data/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://10.0.0.1/",
+        "http://192.168.1.1/",
+        "file:///etc/passwd",
+        f"gopher://127.0.0.1:{port}/",
+    ]
+    for target in targets:
+        reply = httpx.post(f"{strict_service.url}/v2/scrape", json={"url": target},
+                           headers=BEARER, timeout=20)  # fmt: skip
+        body = reply.json()
+        assert body["success"] is False, target
+        assert body["code"] == "URL_REFUSED", (target, body)
+    # A page the operator allows, redirecting to the metadata address (refused under every
+    # policy) and to the canary, under the default policy.
+    canary.script("/hop", Reply(302, headers={"Location": "http://169.254.169.254/"}))
+    hop = httpx.post(f"{service.url}/v2/scrape", json={"url": f"{canary.url}/hop"},
+                     headers=BEARER, timeout=20).json()  # fmt: skip
+    assert hop["success"] is False
+    assert hop["code"] == "URL_REFUSED"
+    assert "redirect" in hop["error"]
+    assert canary.hits("/secret") == 0
+
+
+# -- bad input over the wire ----------------------------------------------------------------
+
+
+def test_bad_input_over_the_wire(service: Service) -> None:
+    scrape = f"{service.url}/v2/scrape"
+    big = httpx.post(scrape, content=b"{" + b" " * (2 << 20) + b"}", headers=BEARER)
+    assert big.status_code == 200
+    assert big.json()["success"] is False
+    assert "over 1,048,576 bytes" in big.json()["error"]
+    for body in (b"{not json", b'{"url": 7}', b'{"url": "https://a.example/", "formats": ["x"]}'):
+        reply = httpx.post(scrape, content=body, headers=BEARER)
+        assert reply.status_code == 200
+        assert reply.json()["success"] is False
+    typed = httpx.post(f"{service.url}/v1/websearch", json={"query": 5}, headers=SEARCH)
+    assert typed.status_code == 400
+    assert typed.json()["error"]["type"] == "InvalidRequestError"
+    missing = httpx.get(f"{service.url}/v1/websearch/search?format=json", headers=SEARCH)
+    assert missing.status_code == 400
+    assert "q is missing" in missing.json()["error"]
+    assert httpx.get(f"{service.url}/healthz").status_code == 200  # and it is still up
+
+
+def test_oversized_headers_are_refused(service: Service) -> None:
+    reply = httpx.get(
+        f"{service.url}/v1/websearch/search?q=a&format=json",
+        headers={**SEARCH, "X-Padding": "a" * 64_000},
+    )
+    assert reply.status_code in (400, 431)
+    assert httpx.get(f"{service.url}/healthz").status_code == 200
+
+
+def _connect(service: Service) -> socket.socket:
+    host, port = service.url.removeprefix("http://").split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+
+
+def test_a_client_trickling_its_headers_is_dropped(service: Service) -> None:
+    with _connect(service) as slow:
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        started = time.monotonic()
+        for _ in range(20):  # a header line every 0.2 s, never the blank line
+            try:
+                slow.sendall(b"X-Slow: 1\r\n")
+            except OSError:
+                break
+            time.sleep(0.2)
+            slow.settimeout(0.01)
+            try:
+                if slow.recv(1) == b"":
+                    break
+            except TimeoutError:
+                pass
+            except OSError:
+                break
+        # --header-timeout 1: closed after about a second, not after the 4 s of trickle.
+        assert time.monotonic() - started < 3
+
+
+def test_a_client_trickling_its_body_is_answered(service: Service) -> None:
+    with _connect(service) as slow:
+        slow.sendall(
+            b"POST /v1/websearch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"X-API-Key: " + KEY.encode() + b"\r\nContent-Length: 100\r\n\r\n{"
+        )
+        started = time.monotonic()
+        slow.settimeout(10)
+        answer = b""
+        while b"did not arrive" not in answer and (chunk := slow.recv(65536)):
+            answer += chunk
+    assert time.monotonic() - started < 1 + 2  # --body-timeout 1, plus a margin
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert b"did not arrive within 1 s" in answer
+
+
+# -- load and faults ------------------------------------------------------------------------
+
+
+def _percentiles(times: list[float]) -> tuple[float, float]:
+    ordered = sorted(times)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def test_200_searches_and_100_scrapes_at_once(
+    service: Service, engines: FakeEngines, capsys: pytest.CaptureFixture[str]
+) -> None:
+    process = psutil.Process(service.process.pid)
+    rss_before = process.memory_info().rss
+
+    async def load() -> tuple[list[tuple[str, httpx.Response, float]], list[float]]:
+        limits = httpx.Limits(max_connections=300, max_keepalive_connections=300)
+        async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+
+            async def search(i: int) -> tuple[str, httpx.Response, float]:
+                query = f"load query {i}"
+                started = time.perf_counter()
+                if i % 2:
+                    reply = await client.post(f"{service.url}/v1/websearch",
+                                              json={"query": query}, headers=SEARCH)  # fmt: skip
+                else:
+                    reply = await client.get(f"{service.url}/v1/websearch/search",
+                                             params={"q": query, "format": "json"},
+                                             headers=SEARCH)  # fmt: skip
+                return query, reply, time.perf_counter() - started
+
+            async def scrape(i: int) -> tuple[str, httpx.Response, float]:
+                name = f"load{i}"
+                started = time.perf_counter()
+                reply = await client.post(f"{service.url}/v2/scrape",
+                                          json={"url": f"{engines.url}/pages/{name}"},
+                                          headers=BEARER)  # fmt: skip
+                return name, reply, time.perf_counter() - started
+
+            async def engine_fails_midway() -> None:
+                await asyncio.sleep(0.3)
+                engines.down.add("mojeek")
+
+            tasks = [search(i) for i in range(200)] + [scrape(i) for i in range(100)]
+            outcomes, _ = await asyncio.gather(asyncio.gather(*tasks), engine_fails_midway())
+            return outcomes, []
+
+    outcomes, _ = asyncio.run(load())
+    search_times, scrape_times, unresponsive = [], [], 0
+    for name, reply, elapsed in outcomes:
+        assert reply.status_code == 200, (name, reply.text[:300])
+        body = reply.json()
+        if name.startswith("load query"):
+            search_times.append(elapsed)
+            results = body["results"]
+            link = "url"
+            assert results, name
+            assert all(name.replace(" ", "%20") in r[link] for r in results), name
+            if body.get("unresponsive_engines"):
+                assert body["unresponsive_engines"] == [["mojeek", "HTTP 500"]]
+                unresponsive += 1
+        else:
+            scrape_times.append(elapsed)
+            assert body["success"] is True
+            assert f"This page is called {name}." in body["data"]["markdown"]
+    assert len(search_times) == 200
+    assert len(scrape_times) == 100
+    assert unresponsive > 0  # the engine that went down is named, and searches went on
+    rss_after = process.memory_info().rss
+    assert rss_after < 400 * 2**20, rss_after
+    assert rss_after - rss_before < 200 * 2**20
+    with capsys.disabled():
+        for what, times in (("search", search_times), ("scrape", scrape_times)):
+            p50, p99 = _percentiles(times)
+            print(f"\n  {what}: {len(times)} at once, p50 {p50 * 1000:.0f} ms, "
+                  f"p99 {p99 * 1000:.0f} ms", end="")  # fmt: skip
+        print(f"; service RSS {rss_before / 2**20:.0f} -> {rss_after / 2**20:.0f} MiB", end="")
+
+
+def test_shutdown_lets_requests_in_flight_finish(engines: FakeEngines) -> None:
+    with run_service({**engines.environment(), "WEBSEARCH_API_KEY": KEY}) as running:
+        engines.delay_s["brave"] = 1.0
+        replies: list[httpx.Response] = []
+
+        def slow_search() -> None:
+            replies.append(
+                httpx.post(
+                    f"{running.url}/v1/websearch",
+                    json={"query": "in flight"},
+                    headers=SEARCH,
+                    timeout=20,
+                )
+            )
+
+        thread = threading.Thread(target=slow_search)
+        thread.start()
+        time.sleep(0.4)
+        status = running.stop()
+        thread.join()
+    # uvicorn ends by re-raising the SIGTERM it handled, as a process stopped by it would.
+    assert status in (0, -signal.SIGTERM)
+    assert replies[0].status_code == 200
+    assert replies[0].json()["query"] == "in flight"
+    assert "Application shutdown complete" in running.log()
