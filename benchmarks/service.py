@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from urllib.parse import quote
@@ -56,25 +56,16 @@ Call = Callable[[int], Awaitable[str | None]]
 
 @dataclass
 class Run:
-    seconds: float = 0.0
-    latencies: list[float] = field(default_factory=list)
-    failures: list[str] = field(default_factory=list)
-
-    @property
-    def rps(self) -> float:
-        return len(self.latencies) / self.seconds
-
-    @property
-    def p50_ms(self) -> float:
-        return statistics.median(self.latencies) * 1000
-
-    @property
-    def p99_ms(self) -> float:
-        return statistics.quantiles(self.latencies, n=100)[98] * 1000
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    failures: list[str]
 
 
 async def drive(call: Call, requests: int, concurrency: int) -> Run:
-    indices, run = iter(range(requests)), Run()
+    indices = iter(range(requests))
+    latencies: list[float] = []
+    failures: list[str] = []
 
     async def worker() -> None:
         for i in indices:  # shared: each worker takes the next index
@@ -83,14 +74,15 @@ async def drive(call: Call, requests: int, concurrency: int) -> Run:
                 problem = await call(i)
             except Exception as exc:
                 problem = f"{type(exc).__name__}: {exc}"
-            run.latencies.append(time.perf_counter() - started)
+            latencies.append(time.perf_counter() - started)
             if problem:
-                run.failures.append(f"#{i}: {problem}")
+                failures.append(f"#{i}: {problem}")
 
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    run.seconds = time.perf_counter() - started
-    return run
+    seconds = time.perf_counter() - started
+    p50, p99 = statistics.median(latencies), statistics.quantiles(latencies, n=100)[98]
+    return Run(requests / seconds, p50 * 1000, p99 * 1000, failures)
 
 
 def search_problem(query: str, first_url: str | None) -> str | None:
@@ -108,28 +100,17 @@ def serve_engines(conn: Connection) -> None:
     with fake_engines() as engines:
         # Their handler writes a response's head and body separately: without TCP_NODELAY
         # each response waits out the client's delayed ACK (~40 ms on Linux).
-        engines._server.RequestHandlerClass.disable_nagle_algorithm = True  # type: ignore[attr-defined]
+        handler = engines._server.RequestHandlerClass
+        handler.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         conn.send((engines.url, engines.environment()))
         conn.recv()
 
 
-class PeakRss:
-    """Samples a process's resident memory on a thread; ``peak`` is the largest seen."""
-
-    def __init__(self, pid: int) -> None:
-        self._process = psutil.Process(pid)
-        self.start = self.peak = self._process.memory_info().rss
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            self.peak = max(self.peak, self._process.memory_info().rss)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
+def watch_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
+    """Samples a process's resident memory every 20 ms until ``stop``; the largest in ``peak``."""
+    process = psutil.Process(pid)
+    while not stop.wait(0.02):
+        peak[0] = max(peak[0], process.memory_info().rss)
 
 
 async def bench(engines_url: str, service_url: str, args: argparse.Namespace) -> list[str]:
@@ -148,7 +129,8 @@ async def bench(engines_url: str, service_url: str, args: argparse.Namespace) ->
 
     def calls(workload: str, tag: str) -> dict[str, Call]:
         async def service_search(i: int) -> str | None:
-            query, body = f"svc-{tag}-q{i}", {"query": f"svc-{tag}-q{i}", "count": 5}
+            query = f"svc-{tag}-q{i}"
+            body = {"query": query, "count": 5}
             r = await client.post(f"{service_url}/v1/websearch", json=body, headers=headers)
             if r.status_code != 200:
                 return f"HTTP {r.status_code}: {r.text[:200]}"
@@ -225,11 +207,15 @@ def main() -> None:
     started = time.perf_counter()
     try:
         with run_service(env) as service:
-            rss = PeakRss(service.process.pid)
+            start_rss = psutil.Process(service.process.pid).memory_info().rss
+            stop, peak = threading.Event(), [start_rss]
+            watcher = threading.Thread(target=watch_rss, args=(service.process.pid, stop, peak))
+            watcher.start()
             try:
                 lines = asyncio.run(bench(engines_url, service.url, args))
             finally:
-                rss.stop()
+                stop.set()
+                watcher.join()
     finally:
         ours.send("stop")
         engines.join(10)
@@ -239,13 +225,12 @@ def main() -> None:
         f"{time.perf_counter() - started:.0f} s"
     )
     print("\n".join(lines))
-    print(
-        f"\nservice RSS: {rss.start / 2**20:.0f} MB after start-up, {rss.peak / 2**20:.0f} MB peak"
-    )
+    print(f"\nservice RSS: {start_rss >> 20} MB after start-up, {peak[0] >> 20} MB peak")
     log = [line for line in service.log().splitlines() if '"event": "request"' in line]
     refused = [line for line in log if '"status": 200' not in line]
     print(f"service requests logged: {len(log)}, not answered 200: {len(refused)}")
-    print("\n".join(f"  {line[:300]}" for line in refused[:10]))
+    for line in refused[:10]:
+        print(f"  {line[:300]}")
 
 
 if __name__ == "__main__":
