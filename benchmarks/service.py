@@ -98,10 +98,6 @@ def scrape_problem(name: str, markdown: str | None) -> str | None:
 def serve_engines(conn: Connection) -> None:
     """The fake engines in their own process, until told to stop."""
     with fake_engines() as engines:
-        # Their handler writes a response's head and body separately: without TCP_NODELAY
-        # each response waits out the client's delayed ACK (~40 ms on Linux).
-        handler = engines._server.RequestHandlerClass
-        handler.disable_nagle_algorithm = True  # type: ignore[attr-defined]
         conn.send((engines.url, engines.environment()))
         conn.recv()
 

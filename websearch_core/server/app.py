@@ -105,8 +105,20 @@ class Admission:
 
     @contextlib.asynccontextmanager
     async def place(self) -> AsyncIterator[None]:
+        try:
+            # A free place is taken at once: waiting to acquire one would yield to the event
+            # loop, and a burst arriving meanwhile would count as queued and be refused.
+            self._places.acquire_nowait()
+        except anyio.WouldBlock:
+            await self._wait_for_place()
+        try:
+            yield
+        finally:
+            self._places.release()
+
+    async def _wait_for_place(self) -> None:
         if self.waiting >= self._limits.max_queued:
-            raise Overloaded
+            raise Overloaded from None
         self.waiting += 1
         try:
             with anyio.fail_after(self._limits.queue_timeout_s):
@@ -115,10 +127,6 @@ class Admission:
             raise Overloaded from None
         finally:
             self.waiting -= 1
-        try:
-            yield
-        finally:
-            self._places.release()
 
 
 # -- errors, one shape per door -------------------------------------------------------------
