@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.support.fake_engines import FakeEngines, fake_engines
@@ -101,16 +103,8 @@ def engines() -> FakeEngines:
         yield running  # type: ignore[misc]
 
 
-def _blend(engines: FakeEngines, **extra: object) -> WebSearch:
-    env = engines.environment()
-    return WebSearch(
-        "blend",
-        brave_api_key=env["BRAVE_API_KEY"],
-        brave_base_url=env["BRAVE_BASE_URL"],
-        mojeek_api_key=env["MOJEEK_API_KEY"],
-        mojeek_base_url=env["MOJEEK_BASE_URL"],
-        **extra,  # type: ignore[arg-type]
-    )
+def _blend(engines: FakeEngines, **extra: Any) -> WebSearch:
+    return engines.blend(**extra)
 
 
 def test_blend_engines_choose_the_blend_and_engines_a_search(engines: FakeEngines) -> None:

@@ -47,17 +47,7 @@ def engines() -> Iterator[FakeEngines]:
 
 
 def _session(engines: FakeEngines, **extra: Any) -> WebSearch:
-    env = engines.environment()
-    return WebSearch(
-        "blend",
-        brave_api_key=env["BRAVE_API_KEY"],
-        brave_base_url=env["BRAVE_BASE_URL"],
-        mojeek_api_key=env["MOJEEK_API_KEY"],
-        mojeek_base_url=env["MOJEEK_BASE_URL"],
-        blend_engines=["brave", "mojeek"],
-        blend_cache=BlendCache(),
-        **extra,
-    )
+    return engines.blend(blend_engines=["brave", "mojeek"], blend_cache=BlendCache(), **extra)
 
 
 @pytest.fixture

@@ -15,6 +15,9 @@ import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from websearch_core import WebSearch
 
 __all__ = ["FakeEngines", "fake_engines", "result_url"]
 
@@ -104,6 +107,18 @@ class FakeEngines:
             "MOJEEK_BASE_URL": f"{self.url}/mojeek",
             "WEBSEARCH_BLEND_ENGINES": "brave,mojeek",
         }
+
+    def blend(self, **options: Any) -> WebSearch:
+        """A blend of these engines, in this process."""
+        env = self.environment()
+        return WebSearch(
+            "blend",
+            brave_api_key=env["BRAVE_API_KEY"],
+            brave_base_url=env["BRAVE_BASE_URL"],
+            mojeek_api_key=env["MOJEEK_API_KEY"],
+            mojeek_base_url=env["MOJEEK_BASE_URL"],
+            **options,
+        )
 
     def start(self) -> None:
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
