@@ -74,7 +74,7 @@ def test_scrape_of_a_non_html_page_warns_about_html_formats(server: ScriptedServ
         ({"formats": "markdown"}, "must be a list"),
         ({"include_tags": ["p >"]}, "not a CSS selector"),
         ({"exclude_tags": [3]}, "exclude_tags"),
-        ({"deadline_s": 0}, "timeout_s"),
+        ({"deadline_s": 0}, "deadline_s"),
         ({"main_content": "yes"}, "main_content"),
     ],
 )
@@ -121,3 +121,19 @@ def test_blend_engines_choose_the_blend_and_engines_a_search(engines: FakeEngine
         pytest.raises(InvalidRequestError, match="provider='blend'"),
     ):
         ws.search("x", engines=["brave"], provider="brave")
+
+
+def test_nested_include_matches_are_kept_once(server: ScriptedServer) -> None:
+    depth = 300
+    body = "<html><body>" + "<div>" * depth + "deep words" + "</div>" * depth + "</body></html>"
+    url = _page(server, "/nested", body)
+    with WebSearch(fetch_allow_private=True) as ws:
+        page = ws.scrape(url, formats=["markdown", "html"], include_tags=["*", "div", "body"],
+                         main_content=False)  # fmt: skip
+        emptied = ws.scrape(url, exclude_tags=["html", ":root", "*"], main_content=False)
+    # The outermost match only: the words once, the HTML no larger than the page.
+    assert page.markdown is not None
+    assert page.markdown.count("deep words") == 1
+    assert page.html is not None
+    assert len(page.html) <= len(body)
+    assert emptied.markdown == ""  # everything but the root removed, and no error

@@ -104,10 +104,11 @@ def test_typed_search_refuses_bad_input_with_the_core_message(
     client: TestClient, body: bytes, words: str
 ) -> None:
     reply = client.post("/v1/websearch", content=body, headers=SEARCH)
-    assert reply.status_code in (400, 503)
+    assert reply.status_code == 400
     error = reply.json()["error"]
     assert words in error["message"]
-    assert error["type"] in ("InvalidRequestError", "ConfigurationError")
+    assert error["type"] == "InvalidRequestError"
+    assert error["retryable"] is False
 
 
 def test_typed_search_message_is_the_python_api_message(
@@ -122,6 +123,26 @@ def test_typed_search_message_is_the_python_api_message(
         "message": str(raised.value),
         "retryable": False,
     }
+
+
+@pytest.mark.parametrize(
+    ("accept", "text"),
+    [
+        ("text/plain", True),
+        ("text/plain, application/json;q=0.5", True),
+        ("application/json, text/plain, */*", False),  # axios's default
+        ("*/*", False),
+        ("", False),
+        ("application/json;q=0.2, text/plain;q=oops", False),
+    ],
+)
+def test_typed_search_answers_text_only_when_text_is_preferred(
+    client: TestClient, accept: str, text: bool
+) -> None:
+    reply = client.post(
+        "/v1/websearch", json={"query": "negotiated"}, headers={**SEARCH, "Accept": accept}
+    )
+    assert reply.headers["content-type"].startswith("text/plain" if text else "application/json")
 
 
 def test_openapi_document_describes_what_the_endpoint_takes_and_returns(
@@ -253,7 +274,7 @@ def test_searxng_door_over_get_and_form_post(client: TestClient) -> None:
         "/v1/websearch/search?format=json", json={"q": "json body"}, headers=SEARCH
     )
     assert refused.status_code == 400
-    assert "form" in refused.json()["error"]
+    assert "form" in refused.json()["error"]["message"]
 
 
 def test_searxng_door_names_the_engines_that_failed(
@@ -287,7 +308,8 @@ def test_searxng_door_engines_choose_among_the_blend(client: TestClient) -> None
         headers=SEARCH,
     )
     assert unknown.status_code == 400
-    assert "brave, mojeek" in unknown.json()["error"]
+    assert unknown.json()["error"]["type"] == "InvalidRequestError"
+    assert "brave, mojeek" in unknown.json()["error"]["message"]
 
 
 # -- the Firecrawl door ---------------------------------------------------------------------
@@ -314,6 +336,9 @@ def test_firecrawl_body_reads_v1_and_v2_formats() -> None:
         "exclude_tags": [],
         "deadline_s": 5.0,
     }
+    huge = parse_body(b'{"url": "https://a.example/", "timeout": 1' + b"0" * 400 + b"}",
+                      default_timeout_ms=None)  # fmt: skip
+    assert huge.arguments["deadline_s"] == 3600.0  # the fetch deadline stays the ceiling
     assert v2.warning is not None
     assert "waitFor" in v2.warning
 
@@ -462,6 +487,8 @@ def test_no_key_configured_is_503_on_every_route(
     assert reply.status_code == 503
     assert "WEBSEARCH_API_KEY" in reply.text
     assert KEY not in reply.text
+    # Not a busy service: retrying will not help until the operator sets the key.
+    assert "retry-after" not in reply.headers
 
 
 @pytest.mark.parametrize(("method", "path", "extra"), ROUTES)
@@ -570,6 +597,14 @@ def test_one_log_line_per_request_without_key_or_query(
                                              if r.name == "websearch_core.server")  # fmt: skip
 
 
+def test_a_long_request_line_counts_toward_the_head_limit(client: TestClient) -> None:
+    reply = client.get(
+        "/v1/websearch/search", params={"q": "a" * 20_000, "format": "json"}, headers=SEARCH
+    )
+    assert reply.status_code == 431
+    assert reply.json()["error"]["type"] == "ServiceRefusal"
+
+
 def test_healthz_is_open(client: TestClient) -> None:
     reply = client.get("/healthz")
     assert reply.status_code == 200
@@ -577,31 +612,38 @@ def test_healthz_is_open(client: TestClient) -> None:
 
 
 async def test_admission_bounds_running_and_waiting_requests() -> None:
-    admission = Admission(ServiceLimits(max_inflight=1, max_queued=1, queue_timeout_s=0.2))
+    admission = Admission(ServiceLimits(max_inflight=1, max_queued=1, queue_timeout_s=60))
     async with admission.place():
-        # One runs; one may wait, and is refused when its wait runs out.
+        refused_at_once = False
+        async with anyio.create_task_group() as tasks:
+
+            async def waiter() -> None:
+                async with admission.place():
+                    pass
+
+            tasks.start_soon(waiter)  # one runs, this one waits
+            await anyio.wait_all_tasks_blocked()
+            assert admission.waiting == 1
+            # One more, with the queue full, is refused without waiting (the queue's own
+            # timeout is a minute: waiting for it would end this test with a TimeoutError).
+            with anyio.fail_after(10), pytest.raises(Overloaded):
+                async with admission.place():
+                    pass
+            refused_at_once = True
+            tasks.cancel_scope.cancel()
+        assert refused_at_once
+    assert admission.waiting == 0
+    async with admission.place():  # the place is free again
+        pass
+
+
+async def test_a_request_that_waits_too_long_is_refused() -> None:
+    admission = Admission(ServiceLimits(max_inflight=1, max_queued=5, queue_timeout_s=0.2))
+    async with admission.place():
         with pytest.raises(Overloaded):
             async with admission.place():
                 pass
-        # While one waits, a third is refused at once.
-        refused: list[bool] = []
-
-        async def third() -> None:
-            await anyio.sleep(0.05)
-            try:
-                async with admission.place():
-                    refused.append(False)
-            except Overloaded:
-                refused.append(True)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(third)
-            with pytest.raises(Overloaded):
-                async with admission.place():
-                    pass
-        assert refused == [True]
-    async with admission.place():  # the place is free again
-        pass
+    assert admission.waiting == 0
 
 
 def test_a_flood_beyond_the_queue_is_answered_503(

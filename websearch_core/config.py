@@ -149,6 +149,11 @@ class Settings(BaseModel):
     def _lower(cls, value: str) -> str:
         return value.strip().lower()
 
+    @field_validator("blend_engines")
+    @classmethod
+    def _engine_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(name.strip().lower() for name in value)  # as a search's engines= are read
+
     @field_validator(
         "brave_api_key",
         "tavily_api_key",

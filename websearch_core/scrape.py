@@ -31,7 +31,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from selectolax.lexbor import LexborHTMLParser, SelectolaxError
+from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from websearch_core.content import convert, decode_text
 from websearch_core.errors import InvalidRequestError
@@ -70,7 +70,7 @@ class ScrapeOptions(BaseModel):
     include_tags: tuple[StrictStr, ...] = Field(default=(), max_length=MAX_SELECTORS)
     exclude_tags: tuple[StrictStr, ...] = Field(default=(), max_length=MAX_SELECTORS)
     #: Shortens the fetch's deadline; the session's ``fetch_timeout`` stays the ceiling.
-    timeout_s: float | None = Field(default=None, gt=0)
+    deadline_s: float | None = Field(default=None, gt=0)
     max_bytes: int | None = Field(default=None, ge=1)
 
     @field_validator("formats")
@@ -136,14 +136,36 @@ def _links(tree: LexborHTMLParser, base: str) -> list[str]:
 
 
 def _filtered(tree: LexborHTMLParser, options: ScrapeOptions) -> str:
-    """The page after ``exclude_tags`` and ``include_tags``, as HTML."""
+    """The page after ``exclude_tags`` and ``include_tags``, as HTML.
+
+    Only the outermost element of nested matches is kept (once, however many selectors
+    match it), so what is kept is never larger than the page: ``*`` or ``div`` on deeply
+    nested markup would otherwise copy each element once per ancestor.
+    """
+    root = tree.root.mem_id if tree.root is not None else None
     for selector in options.exclude_tags:
         for node in reversed(tree.css(selector)):
-            node.decompose()
+            if node.mem_id != root:  # the document's root element stays
+                node.decompose()
     if not options.include_tags:
         return tree.html or ""
-    kept = [node.html or "" for selector in options.include_tags for node in tree.css(selector)]
+    matched = {
+        node.mem_id: node for selector in options.include_tags for node in tree.css(selector)
+    }
+    kept = []
+    for node in tree.root.traverse() if tree.root is not None else ():
+        if node.mem_id in matched and not _inside(node, matched):
+            kept.append(node.html or "")
     return "<html><body>" + "".join(kept) + "</body></html>"
+
+
+def _inside(node: LexborNode, matched: dict[int, LexborNode]) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.mem_id in matched:
+            return True
+        parent = parent.parent
+    return False
 
 
 def _markdown(html: str, url: str, main_content: bool) -> str:

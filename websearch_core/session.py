@@ -788,7 +788,10 @@ class WebSearch:
             raise InvalidRequestError(
                 f"provider must be a provider's name: one of {', '.join(CHOICES)}"
             )
-        pin = self._pinned if override is None else self._check_pin(override.strip().lower())
+        try:
+            pin = self._pinned if override is None else self._check_pin(override.strip().lower())
+        except ConfigurationError as exc:  # this call's choice, not the host's configuration
+            raise InvalidRequestError(str(exc)) from None
         site, include = args.pop("site"), args.pop("include_domains")
         if site:  # validation of whatever ``include`` is happens in SearchRequest
             many = isinstance(include, Iterable) and not isinstance(include, str)
@@ -935,7 +938,7 @@ class WebSearch:
                 url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
             )
             fetched = self._fetcher.fetch_raw(
-                target, max_bytes=options.max_bytes, deadline_s=options.timeout_s
+                target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
             )
             return self._scraped(fetched, options)
 
@@ -956,7 +959,7 @@ class WebSearch:
                 url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
             )
             fetched = await self._fetcher.afetch_raw(
-                target, max_bytes=options.max_bytes, deadline_s=options.timeout_s
+                target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
             )
             return await anyio.to_thread.run_sync(self._scraped, fetched, options)
 
@@ -982,7 +985,7 @@ class WebSearch:
                 raise InvalidRequestError(f"{name} must be a list, such as ['markdown']")
             lists[name] = tuple(value)
         options = scrape_options(
-            **lists, main_content=main_content, timeout_s=deadline_s, max_bytes=max_bytes
+            **lists, main_content=main_content, deadline_s=deadline_s, max_bytes=max_bytes
         )
         return parse_url(url, self._fetcher.policy).url, options  # refuses before any I/O
 

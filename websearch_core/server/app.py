@@ -13,7 +13,9 @@ What lives across requests (the session, its blend cache and meter) is made by t
 at start-up and closed at shutdown. Each request is admitted by ``Admission`` (a bounded
 number run, a bounded number wait; beyond that, 503 at once), its body is read under a size
 ceiling and a deadline, and it ends in one structured log line: route, status, elapsed time,
-each engine's outcome, cents metered. Never a key, a query or a page.
+each engine's outcome, cents metered. Never a key, a query or a page. (The core's own INFO
+lines do carry queries and URLs: ``websearch serve`` keeps the ``websearch_core`` logger at
+WARNING and this one at INFO; do the same under another ASGI server.)
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from websearch_core.blend import BlendCache
+from websearch_core.boundary import boundary
 from websearch_core.errors import (
     ConfigurationError,
     FetchError,
@@ -51,11 +54,11 @@ from websearch_core.errors import (
 )
 from websearch_core.models import SearchResponse, argument_message
 from websearch_core.server import firecrawl, searxng
-from websearch_core.server.gates import KEY_VARIABLE, Gate, Principal
+from websearch_core.server.gates import KEY_VARIABLE, Gate, Principal, Refusal
 from websearch_core.server.openapi import TypedSearch, openapi_document
 from websearch_core.session import WebSearch
 
-__all__ = ["ServiceLimits", "create_app"]
+__all__ = ["ServiceLimits", "create_app", "default_session"]
 
 logger = logging.getLogger("websearch_core.server")
 
@@ -74,7 +77,7 @@ class ServiceLimits:
     queue_timeout_s: float = 15.0
     #: Request bodies (a scrape, a search form) beyond this are refused unread.
     max_body_bytes: int = 1 << 20
-    #: A body must arrive within this; a client trickling it is answered 408.
+    #: A body must arrive within this; a client trickling it gets its door's bad-request answer.
     body_timeout_s: float = 10.0
     #: A request's line and headers must arrive within this (``serve``'s protocol).
     header_timeout_s: float = 10.0
@@ -150,21 +153,46 @@ def _status_of(exc: WebSearchError) -> int:
     return 502  # a provider refused us (a vendor key, for example): the upstream's failure
 
 
+def _error(kind: str, message: str, retryable: bool, status: int) -> JSONResponse:
+    """The typed and SearXNG doors' error: the typed error's class, its one message, and
+    whether trying again may help (then with ``Retry-After``)."""
+    headers = {"Retry-After": "1"} if retryable and status in (429, 503) else {}
+    body = {"error": {"type": kind, "message": message, "retryable": retryable}}
+    return JSONResponse(body, status, headers=headers)
+
+
 def _typed_error(exc: WebSearchError) -> JSONResponse:
-    headers = {}
+    response = _error(type(exc).__name__, str(exc), exc.retryable, _status_of(exc))
     if isinstance(exc, RateLimitedError) and exc.retry_after:
-        headers["Retry-After"] = str(max(1, round(exc.retry_after)))
-    body = {"error": {"type": type(exc).__name__, "message": str(exc), "retryable": exc.retryable}}
-    return JSONResponse(body, status_code=_status_of(exc), headers=headers)
+        response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+    return response
 
 
-def refusal_response(path: str, status: int, message: str) -> JSONResponse:
+def refusal_response(path: str, refusal: Refusal) -> JSONResponse:
     """A gate's or the admission's refusal, in the shape the door's clients read."""
-    headers = {"Retry-After": "1"} if status in (429, 503) else {}
     if path in SCRAPE_PATHS:
-        return JSONResponse({"success": False, "error": message}, status, headers=headers)
-    error = {"type": "ServiceRefusal", "message": message, "retryable": status in (429, 503)}
-    return JSONResponse({"error": error}, status, headers=headers)
+        headers = {"Retry-After": "1"} if refusal.retryable else {}
+        body = {"success": False, "error": refusal.message}
+        return JSONResponse(body, refusal.status, headers=headers)
+    return _error("ServiceRefusal", refusal.message, refusal.retryable, refusal.status)
+
+
+def _wants_text(accept: str) -> bool:
+    """Whether ``Accept`` prefers text/plain to JSON (a tie, or ``*/*``, is JSON)."""
+    quality = {"text/plain": 0.0, "application/json": 0.0}
+    for part in accept.split(","):
+        media, *parameters = (piece.strip() for piece in part.split(";"))
+        if media.lower() in quality:
+            q = 1.0
+            for parameter in parameters:
+                name, _, value = parameter.partition("=")
+                if name.strip().lower() == "q":
+                    try:
+                        q = float(value)
+                    except ValueError:
+                        q = 0.0
+            quality[media.lower()] = max(quality[media.lower()], q)
+    return quality["text/plain"] > quality["application/json"]
 
 
 # -- bodies ---------------------------------------------------------------------------------
@@ -227,22 +255,22 @@ def _searched(request: Request, response: SearchResponse) -> None:
 
 async def typed_search(request: Request) -> Response:
     if refusal := await _gate(request).check(request, bearer_only=False):
-        return refusal_response(request.url.path, refusal.status, refusal.message)
+        return refusal_response(request.url.path, refusal)
     try:
         raw = await read_body(request, _limits(request))
-        try:
-            asked = TypedSearch.model_validate_json(raw)
-        except ValidationError as exc:
-            raise InvalidRequestError(argument_message(exc)) from None
-        arguments = asked.model_dump(exclude_unset=True)
-        response = await _session(request).asearch(**arguments)
+        with boundary("search request"):
+            try:
+                asked = TypedSearch.model_validate_json(raw)
+            except ValidationError as exc:
+                raise InvalidRequestError(argument_message(exc)) from None
+        response = await _session(request).asearch(**asked.model_dump(exclude_unset=True))
     except WebSearchError as exc:
         _log(request, error=type(exc).__name__)
         if isinstance(exc, ProviderUnavailableError):
             _engines(request, exc.outcomes)
         return _typed_error(exc)
     _searched(request, response)
-    if "text/plain" in request.headers.get("accept", ""):
+    if _wants_text(request.headers.get("accept", "")):
         return PlainTextResponse(response.render())
     return Response(response.model_dump_json(), media_type="application/json")
 
@@ -271,23 +299,24 @@ async def _searxng_params(request: Request) -> dict[str, str]:
 
 async def searxng_search(request: Request) -> Response:
     if refusal := await _gate(request).check(request, bearer_only=False):
-        return refusal_response(request.url.path, refusal.status, refusal.message)
+        return refusal_response(request.url.path, refusal)
     query = ""
     try:
         params = await _searxng_params(request)
-        arguments = searxng.search_arguments(params)
+        with boundary("search request"):
+            arguments = searxng.search_arguments(params)
         query = arguments["query"]
         response = await _session(request).asearch(**arguments)
     except ProviderUnavailableError as exc:
         if not exc.outcomes:  # not a blend whose engines all failed
             _log(request, error=type(exc).__name__)
-            return JSONResponse({"error": str(exc)}, _status_of(exc))
+            return _typed_error(exc)
         # SearXNG's answer when every engine failed: no results, and each engine's why.
         _engines(request, exc.outcomes)
         return JSONResponse(searxng.empty_envelope(query, exc.outcomes))
     except WebSearchError as exc:
         _log(request, error=type(exc).__name__)
-        return JSONResponse({"error": str(exc)}, _status_of(exc))
+        return _typed_error(exc)
     _searched(request, response)
     return JSONResponse(searxng.envelope(response))
 
@@ -297,11 +326,12 @@ async def searxng_search(request: Request) -> Response:
 
 async def scrape(request: Request) -> Response:
     if refusal := await _gate(request).check(request, bearer_only=True):
-        return refusal_response(request.url.path, refusal.status, refusal.message)
+        return refusal_response(request.url.path, refusal)
     default_timeout = 30_000 if request.url.path == "/v1/scrape" else None
     try:
         raw = await read_body(request, _limits(request))
-        call = firecrawl.parse_body(raw, default_timeout_ms=default_timeout)
+        with boundary("scrape request"):
+            call = firecrawl.parse_body(raw, default_timeout_ms=default_timeout)
         page = await _session(request).ascrape(call.url, **call.arguments)
     except WebSearchError as exc:
         status, body = firecrawl.failure(exc)
@@ -345,13 +375,17 @@ class Guard:
                 status = message["status"]
             await send(message)
 
-        head = sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+        request_line = len(scope["method"]) + len(scope.get("raw_path") or b"")
+        head = (
+            request_line
+            + len(scope["query_string"])
+            + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+        )
         try:
             if head > self.max_header_bytes:
                 # uvicorn bounds a head that arrives in pieces; this bounds one that came whole.
-                refused = refusal_response(
-                    scope["path"], 431, f"request headers over {self.max_header_bytes:,} bytes"
-                )
+                too_big = f"request line and headers over {self.max_header_bytes:,} bytes"
+                refused = refusal_response(scope["path"], Refusal(431, too_big))
                 await refused(scope, receive, sending)
             elif scope["path"] in ("/healthz",):
                 await self.app(scope, receive, sending)
@@ -360,9 +394,8 @@ class Guard:
                     async with self.admission.place():
                         await self.app(scope, receive, sending)
                 except Overloaded:
-                    refused = refusal_response(
-                        scope["path"], 503, "the service is at capacity: retry in a moment"
-                    )
+                    busy = Refusal(503, "the service is at capacity: retry in a moment", True)
+                    refused = refusal_response(scope["path"], busy)
                     await refused(scope, receive, sending)
         except ClientDisconnect:
             status = status or 499
@@ -370,7 +403,7 @@ class Guard:
             status = status or 500  # Starlette's outer handler answers it
             raise
         finally:
-            line = {
+            entry = {
                 "event": "request",
                 "method": scope["method"],
                 "route": scope["path"],
@@ -378,10 +411,11 @@ class Guard:
                 "elapsed_ms": round((time.perf_counter() - started) * 1000, 1),
                 **record,
             }
-            logger.info(json.dumps(line, sort_keys=True))
+            logger.info(json.dumps(entry, sort_keys=True))
 
 
-def _default_session() -> WebSearch:
+def default_session() -> WebSearch:
+    """The environment's configuration, pinned to ``WEBSEARCH_PROVIDER`` or the blend."""
     return WebSearch(os.environ.get("WEBSEARCH_PROVIDER") or "blend", blend_cache=BlendCache())
 
 
@@ -395,15 +429,15 @@ def create_app(
 ) -> Starlette:
     """The service as an ASGI app, for ``websearch serve`` or any ASGI server.
 
-    ``session`` makes the ``WebSearch`` every request shares (default: the environment's
-    configuration, pinned to ``WEBSEARCH_PROVIDER`` or the blend, with a shared blend cache).
-    ``api_key`` defaults to ``WEBSEARCH_API_KEY``; ``principal`` is the operator's hook
-    (``gates.py``), kept on ``app.state.principal``, where it may also be set later.
+    ``session`` makes the ``WebSearch`` every request shares (default: ``default_session``).
+    ``api_key`` defaults to ``WEBSEARCH_API_KEY`` in ``environ`` (``os.environ`` by default);
+    ``principal`` is the operator's hook (``gates.py``), kept on ``app.state.principal``,
+    where it may also be set later.
     """
     env = os.environ if environ is None else environ
     limits = limits or ServiceLimits()
     gate = Gate(api_key if api_key is not None else env.get(KEY_VARIABLE))
-    make = session or _default_session
+    make = session or default_session
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:

@@ -59,11 +59,14 @@ _ACCEPTED = frozenset(
         "proxy",
         "skipTlsVerification",
         "waitFor",
+        "mobile",  # false only: see below
     }
 )
 _HONOURED = frozenset(
-    {"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "mobile"}
+    {"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout"}
 )
+#: A longer timeout asks for nothing more: the session's fetch deadline is the ceiling.
+_LONGEST_TIMEOUT_MS = 3_600_000
 _REFUSED = {
     "actions": "browser actions need a browser; this service reads pages without one",
     "headers": "the service sends its own request headers",
@@ -145,6 +148,8 @@ def parse_body(raw: bytes, *, default_timeout_ms: int | None) -> ScrapeCall:
         isinstance(timeout, bool) or not isinstance(timeout, int) or timeout <= 0
     ):
         raise InvalidRequestError("timeout must be a whole number of milliseconds above 0")
+    if timeout is not None:
+        timeout = min(timeout, _LONGEST_TIMEOUT_MS)
     wait_for = body.get("waitFor")
     warning = (
         "waitFor has no effect here: pages are read without running their scripts"

@@ -37,6 +37,8 @@ Principal = Callable[[Request], "str | Awaitable[str | None] | None"]
 class Refusal:
     status: int
     message: str
+    #: Whether the same request may succeed soon (a busy service), not after a change.
+    retryable: bool = False
 
 
 def _digest(value: str) -> bytes:

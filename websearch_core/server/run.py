@@ -17,7 +17,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from websearch_core.server.app import ServiceLimits, create_app
+from websearch_core.server.app import ServiceLimits, create_app, default_session
 
 __all__ = ["HeadDeadline", "serve"]
 
@@ -77,7 +77,12 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits) -> uvi
 
 
 def serve(host: str = "127.0.0.1", port: int = 8080, limits: ServiceLimits | None = None) -> None:
-    """Run the service until SIGINT or SIGTERM; requests in flight are allowed to finish."""
+    """Run the service until SIGINT or SIGTERM; requests in flight are allowed to finish.
+
+    The session is made before the server starts, so a bad configuration is one
+    ``ConfigurationError`` here rather than a failed start-up inside uvicorn.
+    """
     limits = limits or ServiceLimits()
-    server = uvicorn.Server(uvicorn_config(create_app(limits=limits), host, port, limits))
-    server.run()
+    session = default_session()
+    app = create_app(lambda: session, limits=limits)
+    uvicorn.Server(uvicorn_config(app, host, port, limits)).run()
