@@ -15,8 +15,10 @@ with that reason. Every other block must run.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 import ssl
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +26,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpcore
+import mcp.client.stdio  # noqa: F401  (see below)
 import pytest
 import trustme
 
 from tests.support.http_server import Reply, scripted_server
+
+# The MCP SDK's stdio client takes ``errlog=sys.stderr`` as a default argument, bound when it
+# is first imported: imported here, it binds the test session's stderr, not the stream of the
+# one test (closed after it) whose README block happened to import it first.
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 _BLOCK = re.compile(
@@ -90,6 +97,9 @@ def readme_web(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         pages.script("/3/library/asyncio.html", Reply(200, PAGE.format(title="asyncio"), html))
         monkeypatch.setenv("SEARXNG_URL", search.url)
         monkeypatch.setenv("WEBSEARCH_FETCH_ALLOW_PRIVATE", "1")
+        # The installed `websearch` command is on PATH, as in the venv a user activated.
+        bin_dir = str(Path(sys.executable).parent)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
         _serve_hosts_from(pages.port, ca, monkeypatch)
         yield
 
@@ -141,13 +151,15 @@ def test_every_url_the_readme_fetches_is_served() -> None:
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"README.md:{b.line}" for b in BLOCKS])
 def test_a_readme_block_runs_as_written(
-    block: Block, readme_web: None, capsys: pytest.CaptureFixture[str]
+    block: Block, readme_web: None, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    # At the descriptor level: a block that starts a subprocess (an MCP client does) hands
+    # it this process's stderr, which must be a real file.
     if block.skip is not None:
         pytest.skip(block.skip)
     code = compile(block.code, f"README.md:{block.line}", "exec")
     exec(code, {"__name__": "__readme__"})  # noqa: S102 (the README's own examples)
-    printed = capsys.readouterr().out
+    printed = capfd.readouterr().out
     assert printed.strip(), "every runnable README block shows its result"
     assert "Traceback" not in printed
     # What a page fetch prints is a fence around the page the fixture served.

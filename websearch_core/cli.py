@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
         ("--body-timeout", float, "seconds for a request's body (default 10)"),
     ):
         serve.add_argument(flag, type=kind, help=meaning)
+    mcp = commands.add_parser(
+        "mcp", help="serve web_search and web_fetch over MCP (stdio, or --http on loopback)"
+    )
+    mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: address (loopback)")
+    mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
     return parser
 
 
@@ -121,9 +127,30 @@ def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
     return 0, None
 
 
+def _mcp(args: argparse.Namespace) -> tuple[int, str | None]:
+    # stdout belongs to the protocol on stdio: every log line goes to stderr.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(message)s")
+    try:
+        import anyio
+
+        from websearch_core import mcp
+
+        session = WebSearch()
+        if args.http:
+            mcp.run_http(session, args.host, args.port)
+        else:
+            anyio.run(mcp.run_stdio, session)
+    except WebSearchError as exc:
+        print(f"websearch: error: {exc}", file=sys.stderr)
+        return 2, None
+    return 0, None
+
+
 def _run(args: argparse.Namespace) -> tuple[int, str | None]:
     if args.command == "serve":
         return _serve(args)
+    if args.command == "mcp":
+        return _mcp(args)
     try:
         with WebSearch(
             args.provider if args.command == "search" else None,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["Service", "run_service"]
+__all__ = ["Service", "free_port", "run_service"]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
@@ -64,7 +64,7 @@ def run_service(
     }
     with tempfile.TemporaryDirectory(prefix="websearch-serve-") as tmp:
         log_path = Path(tmp) / "service.log"
-        port = _free_port()
+        port = free_port()
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "websearch_core.cli", "serve", "--port", str(port), *args],
