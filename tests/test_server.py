@@ -674,3 +674,57 @@ def test_a_flood_beyond_the_queue_is_answered_503(
 def test_service_limits_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="max_inflight"):
         ServiceLimits(max_inflight=0)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status"),
+    [
+        ("GET", "/nope", 404),
+        ("PUT", "/v1/websearch", 405),
+        ("GET", "/v1/websearch", 405),
+        ("DELETE", "/v2/scrape", 405),
+    ],
+)
+def test_unknown_routes_and_methods_answer_in_json(
+    client: TestClient, method: str, path: str, status: int
+) -> None:
+    reply = client.request(method, path, headers=BEARER)
+    assert reply.status_code == status
+    body = reply.json()
+    if "scrape" in path:
+        assert body["success"] is False
+    else:
+        assert body["error"]["type"] == "ServiceRefusal"
+    if status == 405:
+        assert "allow" in reply.headers
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        ({"query": "x", "engines": [{}]}, "each engine is a name"),
+        ({"query": "x", "engines": [["brave"]]}, "each engine is a name"),
+    ],
+)
+def test_engines_of_the_wrong_type_are_a_bad_request(
+    client: TestClient, arguments: dict[str, Any], words: str
+) -> None:
+    reply = client.post("/v1/websearch", json=arguments, headers=SEARCH)
+    assert reply.status_code == 400
+    assert words in reply.json()["error"]["message"]
+
+
+def test_a_huge_pageno_is_a_bad_request(client: TestClient) -> None:
+    reply = client.get(
+        "/v1/websearch/search", params={"q": "x", "format": "json", "pageno": "1" * 5000},
+        headers=SEARCH,
+    )  # fmt: skip
+    assert reply.status_code == 400
+    assert "pageno must be a whole number from 1 to 10" in reply.json()["error"]["message"]
+
+
+def test_a_bearer_may_be_separated_by_any_whitespace(client: TestClient) -> None:
+    reply = client.post(
+        "/v1/websearch", json={"query": "tabbed"}, headers={"Authorization": f"Bearer\t{KEY}"}
+    )
+    assert reply.status_code == 200

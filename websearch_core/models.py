@@ -108,8 +108,13 @@ class SearchRequest(BaseModel):
         if isinstance(value, str):
             value = [value]
         if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
-            names = [item.strip().lower() if isinstance(item, str) else item for item in value]
-            return tuple(dict.fromkeys(name for name in names if name != ""))
+            names = []
+            for item in value:
+                if not isinstance(item, str):
+                    raise ValueError("each engine is a name, such as 'ddgs/duckduckgo'")
+                if item.strip():
+                    names.append(item.strip().lower())
+            return tuple(dict.fromkeys(names))
         return value
 
     @field_validator("query")

@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl
 import anyio
 from pydantic import ValidationError
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -352,6 +353,15 @@ async def openapi(request: Request) -> Response:
     return JSONResponse(openapi_document())
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own refusals (no such route, a method a route does not take) in the door's
+    JSON shape rather than as plain text."""
+    assert isinstance(exc, HTTPException)
+    refused = refusal_response(request.url.path, Refusal(exc.status_code, exc.detail))
+    refused.headers.update(exc.headers or {})
+    return refused
+
+
 class Guard:
     """Outermost: admits a request (or answers 503), then logs how it went, in one line."""
 
@@ -464,7 +474,9 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/v1/websearch/openapi.json", openapi, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error}
+    )
     app.state.principal = principal
     app.add_middleware(Guard, admission=Admission(limits), max_header_bytes=limits.max_header_bytes)
     return app

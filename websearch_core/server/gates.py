@@ -100,5 +100,6 @@ async def _vouched(principal: Principal, request: Request) -> bool:
 def _bearer(header: str | None) -> str | None:
     if not header:
         return None
-    scheme, _, token = header.strip().partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
+    scheme, *rest = header.split(None, 1)
+    token = rest[0].strip() if rest else ""
+    return token or None if scheme.lower() == "bearer" else None

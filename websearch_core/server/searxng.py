@@ -31,6 +31,7 @@ from websearch_core.models import MAX_COUNT, EngineOutcome, SearchResponse
 __all__ = ["empty_envelope", "envelope", "search_arguments"]
 
 _TIME_RANGES = ("day", "week", "month", "year")
+_PAGES = frozenset(str(page) for page in range(1, 11))
 _SAFESEARCH = {"0": "off", "1": "moderate", "2": "strict"}
 _ANY_LANGUAGE = ("", "all", "auto")
 _CATEGORIES = ("", "general")
@@ -61,8 +62,10 @@ def search_arguments(params: Mapping[str, str]) -> dict[str, Any]:
         raise InvalidRequestError("q is missing: give the words to search for, as q=...")
     arguments: dict[str, Any] = {"count": MAX_COUNT}
     pageno = params.get("pageno", "").strip() or "1"
-    if not pageno.isdecimal() or not 1 <= int(pageno) <= 10:
-        raise InvalidRequestError(f"pageno must be a whole number from 1 to 10, not {pageno!r}")
+    if pageno not in _PAGES:
+        raise InvalidRequestError(
+            f"pageno must be a whole number from 1 to 10, not {pageno[:20]!r}"
+        )
     arguments["page"] = int(pageno)
     time_range = params.get("time_range", "").strip().lower()
     if time_range:
