@@ -188,10 +188,11 @@ class Fetcher:
                 )
         return self._atransport
 
-    def _before_hop(self, target: Target, deadline: float, budget: float | None = None) -> float:
+    def _before_hop(self, target: Target, deadline: float, budget: float) -> float:
+        """The time left before this hop (``budget``, the whole fetch's, names a timeout)."""
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            raise FetchTimeoutError(self.limits.deadline_s if budget is None else budget)
+            raise FetchTimeoutError(budget)
         if self._proxy:
             resolve_checked(target.host, target.port, self.policy, self._resolver)
         return remaining
@@ -302,7 +303,7 @@ class Fetcher:
     def locate(self, url: str, deadline: float) -> str | None:
         target = parse_url(url, self.policy)
         with deadline_scope(deadline), _fetch_errors(self.limits.deadline_s):
-            remaining = self._before_hop(target, deadline)
+            remaining = self._before_hop(target, deadline, self.limits.deadline_s)
             request = _hop_request(target, self._headers, remaining)
             response = self._sync_transport().handle_request(request)
             try:
@@ -320,9 +321,11 @@ class Fetcher:
                 _fetch_errors(self.limits.deadline_s),
             ):
                 if self._proxy:
-                    remaining = await anyio.to_thread.run_sync(self._before_hop, target, deadline)
+                    remaining = await anyio.to_thread.run_sync(
+                        self._before_hop, target, deadline, self.limits.deadline_s
+                    )
                 else:
-                    remaining = self._before_hop(target, deadline)
+                    remaining = self._before_hop(target, deadline, self.limits.deadline_s)
                 request = _hop_request(target, self._headers, remaining)
                 response = await self._async_transport().handle_async_request(request)
                 try:

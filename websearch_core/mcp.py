@@ -148,8 +148,11 @@ async def run_stdio(session: WebSearch) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(session)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await session.aclose()
 
 
 def http_app(session: WebSearch, host: str, port: int) -> Any:

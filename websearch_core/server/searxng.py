@@ -163,25 +163,25 @@ def envelope(response: SearchResponse) -> dict[str, Any]:
                 "template": "answer/legacy.html",
             }
         )
-    return {
-        "query": response.query,
-        "number_of_results": len(results),
-        "results": results,
-        "answers": answers,
-        "corrections": [],
-        "infoboxes": [],
-        "suggestions": [],
-        "unresponsive_engines": _unresponsive(response.outcomes),
-    }
+    return _envelope(response.query, results, answers, response.outcomes)
 
 
 def empty_envelope(query: str, outcomes: tuple[EngineOutcome, ...]) -> dict[str, Any]:
     """What SearXNG answers when every engine failed: no results, and each engine's why."""
+    return _envelope(query, [], [], outcomes)
+
+
+def _envelope(
+    query: str,
+    results: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    outcomes: list[EngineOutcome] | tuple[EngineOutcome, ...],
+) -> dict[str, Any]:
     return {
         "query": query,
-        "number_of_results": 0,
-        "results": [],
-        "answers": [],
+        "number_of_results": len(results),
+        "results": results,
+        "answers": answers,
         "corrections": [],
         "infoboxes": [],
         "suggestions": [],
