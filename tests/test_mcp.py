@@ -5,6 +5,7 @@ on loopback (the test-only private-address policy, as an operator could set it).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -22,9 +23,11 @@ from llama_index.core.agent.workflow import FunctionAgent
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamablehttp_client
+from mcp.types import CallToolRequest, CallToolRequestParams, CallToolResult
 
 from llamaindex_websearch import WebSearchToolSpec
 from tests.support.fake_engines import FakeEngines, fake_engines
+from tests.support.http_server import Reply, ScriptedServer
 from tests.support.scripted_chat import ScriptedChatModel, tool_call
 from tests.support.service import free_port
 from tests.test_llamaindex import Script, answer, calls, run_agent
@@ -72,7 +75,12 @@ def in_process(engines: FakeEngines) -> WebSearch:
 @asynccontextmanager
 async def stdio_session(engines: FakeEngines) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], env=environment(engines))
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    # A server that dies mid-call must fail the test, not hang it.
+    patience = dt.timedelta(seconds=60)
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=patience) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -124,7 +132,13 @@ async def test_stdio_lists_and_calls_both_tools(engines: FakeEngines) -> None:
         await exercise(session, engines)
 
 
-async def test_a_failing_search_does_not_take_the_server_down(engines: FakeEngines) -> None:
+async def test_a_failing_search_does_not_take_the_server_down(
+    engines: FakeEngines, server: ScriptedServer
+) -> None:
+    server.script(
+        "/odd.json",
+        Reply(200, b'{"title": "lone \\ud800 surrogate"}', {"Content-Type": "application/json"}),
+    )
     async with stdio_session(engines) as session:
         engines.down.add("brave")
         failed = await session.call_tool("web_search", {"query": "while down"})
@@ -135,6 +149,13 @@ async def test_a_failing_search_does_not_take_the_server_down(engines: FakeEngin
         assert again.isError is False
         unknown = await session.call_tool("web_crawl", {"url": "https://a.example/"})
         assert unknown.isError is True
+        # A JSON page with a lone surrogate escape: text a transport cannot encode must not
+        # reach it (it ended the stdio server once).
+        odd = await session.call_tool("web_fetch", {"url": f"{server.url}/odd.json"})
+        assert odd.isError is False
+        assert '"lone ? surrogate"' in odd.content[0].text  # type: ignore[union-attr]
+        after = await session.call_tool("web_search", {"query": "still here"})
+        assert after.isError is False
 
 
 def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
@@ -150,7 +171,7 @@ def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
          "params": {"name": "web_search", "arguments": {"query": "logs somewhere"}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-         "params": {"name": "web_fetch", "arguments": {"url": "http://10.0.0.1/"}}},
+         "params": {"name": "web_fetch", "arguments": {"url": "http://169.254.169.254/"}}},
     ]  # fmt: skip
     process = subprocess.Popen(
         COMMAND,
@@ -294,3 +315,39 @@ async def test_llamaindex_agent_loads_the_server(engines: FakeEngines) -> None:
     shown = " ".join(str(m.content) for m in script.seen[2])
     assert FENCE_NOTE in shown
     assert shown.count("This page is called li-page") == 1
+
+
+async def test_an_unforeseen_failure_is_an_error_result(
+    engines: FakeEngines, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from websearch_core.mcp import build_server
+
+    ws = in_process(engines)
+
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug, with words that must not reach the model")
+
+    monkeypatch.setattr(ws, "asearch", broken)
+    server = build_server(ws)
+    handler = server.request_handlers[CallToolRequest]
+    request = CallToolRequest(params=CallToolRequestParams(name="web_search",
+                                                           arguments={"query": "x"}))  # fmt: skip
+    result = (await handler(request)).root
+    assert isinstance(result, CallToolResult)
+    assert result.isError is True
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("web_search failed unexpectedly (RuntimeError): this is a bug")
+    assert "must not reach" not in text
+
+
+def test_http_refuses_to_listen_beyond_loopback(engines: FakeEngines) -> None:
+    done = subprocess.run(
+        [*COMMAND, "--http", "--host", "0.0.0.0", "--port", str(free_port())],
+        env=environment(engines),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("websearch: error: websearch mcp --http binds loopback only")

@@ -76,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         "mcp", help="serve web_search and web_fetch over MCP (stdio, or --http on loopback)"
     )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
-    mcp.add_argument("--host", default="127.0.0.1", help="with --http: address (loopback)")
+    mcp.add_argument("--host", default="127.0.0.1", help="with --http: a loopback address")
     mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
     return parser
 
@@ -124,6 +124,8 @@ def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
     except WebSearchError as exc:
         print(f"websearch: error: {exc}", file=sys.stderr)
         return 2, None
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl-C it handled gracefully
+        return 130, None
     return 0, None
 
 
@@ -143,6 +145,8 @@ def _mcp(args: argparse.Namespace) -> tuple[int, str | None]:
     except WebSearchError as exc:
         print(f"websearch: error: {exc}", file=sys.stderr)
         return 2, None
+    except KeyboardInterrupt:
+        return 130, None
     return 0, None
 
 

@@ -50,7 +50,15 @@ if importlib.util.find_spec("mcp") is None:
 from mcp import types
 from mcp.server.lowlevel import Server
 
-__all__ = ["SERVER_NAME", "build_server", "http_app", "run_http", "run_stdio", "tools"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "SERVER_NAME",
+    "build_server",
+    "http_app",
+    "run_http",
+    "run_stdio",
+    "tools",
+]
 
 logger = logging.getLogger("websearch_core.mcp")
 
@@ -90,6 +98,7 @@ class _Tools:
         except WebSearchError as exc:
             return _failure(str(exc))
         except Exception as exc:  # a bug must not take the server down for the next call
+            logger.warning("%s failed unexpectedly (%s)", name, type(exc).__name__)
             return _failure(str(InternalError(name, exc)))
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=text)],
@@ -101,7 +110,7 @@ class _Tools:
         schema = self.schemas.get(name)
         if schema is None:
             offered = ", ".join(self.schemas)
-            raise InvalidRequestError(f"no tool named {name!r} here: the tools are {offered}")
+            raise InvalidRequestError(f"no tool named {name[:80]!r} here: the tools are {offered}")
         try:
             checked = schema.model_validate(arguments)
         except ValidationError as exc:
@@ -179,16 +188,29 @@ def http_app(session: WebSearch, host: str, port: int) -> Any:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
-        await session.aclose()
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await session.aclose()
 
     return Starlette(routes=[Route("/mcp", Endpoint())], lifespan=lifespan)
+
+
+#: The HTTP transport has no authentication of its own: it answers this machine only.
+LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
 
 
 def run_http(session: WebSearch, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve streamable HTTP at ``http://host:port/mcp`` until SIGINT or SIGTERM."""
     import uvicorn
+
+    if host not in LOOPBACK_HOSTS:
+        raise ConfigurationError(
+            f"websearch mcp --http binds loopback only ({', '.join(LOOPBACK_HOSTS)}), not "
+            f"{host[:80]!r}: it has no authentication; for a network service with a key, "
+            "use websearch serve"
+        )
 
     app = http_app(session, host, port)
     uvicorn.Server(

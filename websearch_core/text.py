@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clean_text", "one_line", "strip_controls"]
+__all__ = ["clean_text", "one_line", "strip_controls", "without_surrogates"]
 
 _CONTROLS = dict.fromkeys(
     [*(c for c in range(0x20) if c not in (0x09, 0x0A)), 0x7F, *range(0x80, 0xA0)]
@@ -34,8 +34,21 @@ def strip_controls(text: str) -> str:
 _LINE_SEPARATORS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
+def without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (a JSON ``"\\ud800"`` escape decodes to one) as
+    ``?``: it cannot be encoded, so whoever writes the text out (a JSON-RPC transport, a
+    terminal) would fail on it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
 def clean_text(text: str) -> str:
-    """Every line separator as ``\\n``, then no other control characters."""
+    """Every line separator as ``\\n``, then no other control characters, and no lone
+    surrogates."""
+    text = without_surrogates(text)
     lines = text.splitlines()
     if text[-1:] and text[-1] in _LINE_SEPARATORS:
         lines.append("")

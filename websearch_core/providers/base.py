@@ -27,6 +27,7 @@ from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import AnswerCitation, EngineOutcome, SearchRequest, SearchResult, Usage
 from websearch_core.routing import Support
+from websearch_core.text import without_surrogates
 
 __all__ = [
     "BlockingProvider",
@@ -233,11 +234,7 @@ def clean_strings(value: object, redact: Callable[[str], str]) -> Any:
 
 
 def _clean(text: str, redact: Callable[[str], str]) -> str:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate, from a "\ud800" escape
-        text = text.encode("utf-8", "replace").decode("utf-8")
-    return redact(text)
+    return redact(without_surrogates(text))
 
 
 def freshness_letter(request: SearchRequest) -> str | None:
