@@ -8,6 +8,7 @@ going to be used points into a subtree that has already been freed.
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import pairwise
@@ -414,19 +415,39 @@ def _find_furniture_word(names: str) -> str | None:
     return None if content else found
 
 
-def _candidate_selector() -> str:
-    """Elements whose class or id may name furniture (a superset; ``furniture_words`` decides)."""
-    parts: list[str] = []
-    for attribute in ("class", "id"):
-        parts.extend(f"[{attribute}*={fragment} i]" for fragment in _FURNITURE_FRAGMENTS)
-        for word in _FURNITURE_PREFIXES:
-            # The whole name, or the word before a joint anywhere ("ad-slot", "x-ad-y", and
-            # "load-more" too: the superset is cheap), or after one at the end ("top-ad").
-            parts.append(f"[{attribute}~={word} i]")
-            for joint in ("-", "_"):
-                parts.append(f'[{attribute}*="{word}{joint}" i]')
-                parts.append(f'[{attribute}$="{joint}{word}" i]')
-    return ", ".join(parts)
+def _candidate_pattern() -> re.Pattern[str]:
+    """Class or id values that may name furniture (a superset; ``furniture_word`` decides).
+
+    A regular expression over each attribute value lowered in ASCII only, as CSS's ``i`` flag
+    compares (the Kelvin sign is not a k); lowering first is several times faster than the
+    regex's own IGNORECASE over these alternatives. It reads what a 196-part selector
+    (``[class*=comment i]``, ``[class~=ad i]``, ...) read, at a fraction of the cost: that
+    selector was half of a page's conversion time. tests/test_extract.py checks that the two
+    agree on generated values.
+    """
+    fragments = "|".join(map(re.escape, _FURNITURE_FRAGMENTS))
+    words = "|".join(map(re.escape, _FURNITURE_PREFIXES))
+    space = "[ \t\n\f\r]"  # CSS whitespace, which ``~=`` splits on
+    return re.compile(
+        f"{fragments}"  # a fragment anywhere: [class*=comment i]
+        f"|(?:{words})[-_]"  # the word before a joint anywhere: [class*="ad-" i]
+        f"|[-_](?:{words})\\Z"  # or after one at the end: [class$="-ad" i]
+        f"|(?:\\A|{space})(?:{words})(?:{space}|\\Z)"  # the whole name: [class~=ad i]
+    )
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def may_name_furniture(node: LexborNode) -> bool:
+    """Whether ``node``'s class or id may name furniture (``_candidate_pattern``)."""
+    attrs = node.attributes
+    return any(_candidate(attrs.get(attribute) or "") for attribute in ("class", "id"))
+
+
+@lru_cache(maxsize=16384)  # a site repeats its class names on every node and page
+def _candidate(value: str) -> bool:
+    return bool(value) and _CANDIDATE.search(value.translate(_ASCII_LOWER)) is not None
 
 
 _CHROME_TAGS = "nav, aside, footer, header, menu"
@@ -440,7 +461,7 @@ _ROLES = (
 )
 #: Removed for what they are (tag, hidden, role), not for what they are called.
 _STRUCTURAL = ", ".join((_CHROME_TAGS, _HIDDEN, _ROLES))
-_NAMED = _candidate_selector()
+_CANDIDATE = _candidate_pattern()
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
 #: A paragraph this long is prose, for ``prose_by_node``.
 PROSE_CHARS = 40
@@ -572,7 +593,7 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str
     structural = {node.mem_id for node in body.css(_STRUCTURAL)}
     doomed: list[tuple[LexborNode, str | None]] = []
     seen: set[int] = set()
-    for node in body.css(f"{_STRUCTURAL}, {_NAMED}"):  # document order, possibly repeated
+    for node in body.css(f"{_STRUCTURAL}, [class], [id]"):  # document order, maybe repeated
         key = node.mem_id
         if key in seen or node.tag in _NEVER_REMOVED:
             continue
@@ -582,6 +603,8 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str
             if node.tag == "header" and carries_lead(node):
                 continue
         else:
+            if not may_name_furniture(node):
+                continue
             word = furniture_word(names(node))
             if word is None:
                 continue
