@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import ssl
 import threading
@@ -28,7 +29,7 @@ import httpcore
 import httpx
 
 from websearch_core.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
-from websearch_core.content import convert, media_type_of
+from websearch_core.content import Converted, convert, media_type_of
 from websearch_core.deadline import deadline_scope
 from websearch_core.errors import FetchError, FetchTimeoutError, URLRefusedError
 from websearch_core.jail import DEFAULT, JailPolicy, Target, parse_url
@@ -43,7 +44,7 @@ from websearch_core.transport import (
     system_resolver,
 )
 
-__all__ = ["ACCEPT_ENCODING", "FetchLimits", "Fetched", "Fetcher"]
+__all__ = ["ACCEPT_ENCODING", "FetchLimits", "Fetched", "Fetcher", "page_of"]
 
 _ACCEPT = "text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -145,6 +146,7 @@ class Fetcher:
         }
         self._transport: httpx.BaseTransport | None = None
         self._atransport: httpx.AsyncBaseTransport | None = None
+        self._atransport_loop: asyncio.AbstractEventLoop | None = None
         # Threads (a batch, a search's link lookups) may ask for the transport at once: one
         # is made, so no connection pool is left behind unclosed.
         self._making = threading.Lock()
@@ -172,7 +174,14 @@ class Fetcher:
         return self._transport
 
     def _async_transport(self) -> httpx.AsyncBaseTransport:
+        loop = asyncio.get_running_loop()
         with self._making:
+            # Pooled connections belong to the loop that opened them: on another loop (a second
+            # ``asyncio.run``) they would fail with "Event loop is closed". That loop is gone
+            # or not ours to run, so its pool is dropped, not closed (its sockets close with it).
+            if self._atransport is not None and self._atransport_loop is not loop:
+                self._atransport = None
+            self._atransport_loop = loop
             return self._made_async_transport()
 
     def _made_async_transport(self) -> httpx.AsyncBaseTransport:
@@ -343,9 +352,9 @@ class Fetcher:
 
     async def aclose(self) -> None:
         self.close()
-        if self._atransport is not None:
-            await self._atransport.aclose()
-            self._atransport = None
+        transport, self._atransport = self._atransport, None
+        if transport is not None and self._atransport_loop is asyncio.get_running_loop():
+            await transport.aclose()
 
 
 @dataclass(frozen=True)
@@ -368,6 +377,9 @@ class Fetched:
     @property
     def media_type(self) -> str:
         return media_type_of(self.content_type, self.body)
+
+    def convert(self) -> Converted:
+        return convert(self.body, self.content_type, self.final.url)
 
 
 def _fetched(
@@ -395,7 +407,11 @@ def _fetched(
 
 
 def _page(fetched: Fetched) -> Page:
-    converted = convert(fetched.body, fetched.content_type, fetched.final.url)
+    return page_of(fetched, fetched.convert())
+
+
+def page_of(fetched: Fetched, converted: Converted) -> Page:
+    """The ``Page`` of a fetch and its conversion (made here, or on a worker process)."""
     return Page(
         url=fetched.first.url,
         final_url=fetched.final.url,
@@ -407,6 +423,7 @@ def _page(fetched: Fetched) -> Page:
         charset=converted.charset,
         title=converted.title,
         content=converted.content,
+        text=converted.text,
         bytes_read=len(fetched.body),
         truncated=fetched.truncated,
         max_bytes=fetched.max_bytes,

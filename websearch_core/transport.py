@@ -56,6 +56,11 @@ Resolver = Callable[[str, int], Sequence[IPAddress]]
 # getaddrinfo cannot be cancelled or given a timeout, so it runs on a small pool of threads
 # and the caller stops waiting when its connect timeout is up.
 _LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+#: Fetches: a bulk read keeps ``fetch_concurrency`` (16) pages in flight, often to one host.
+#: With fewer idle connections kept than that, each response closed one and the next request
+#: opened another (1,000 pages from one host took 612-1,000 connections). Each connection is
+#: one origin's, to the address that was checked when it was opened; reuse never re-targets it.
+_FETCH_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
 _RESOLVER_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-dns")
 
 
@@ -110,11 +115,16 @@ class _PinnedBackend(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
-        future = _RESOLVER_THREADS.submit(resolve_checked, host, port, self._policy, self._resolver)
-        try:
-            addresses = future.result(timeout=bounded_timeout(timeout, httpcore.ConnectTimeout))
-        except FutureTimeout:
-            raise httpcore.ConnectTimeout("name resolution timed out") from None
+        if read_ip(host) is not None:  # nothing to look up: checked here, at once
+            addresses = resolve_checked(host, port, self._policy, self._resolver)
+        else:
+            future = _RESOLVER_THREADS.submit(
+                resolve_checked, host, port, self._policy, self._resolver
+            )
+            try:
+                addresses = future.result(timeout=bounded_timeout(timeout, httpcore.ConnectTimeout))
+            except FutureTimeout:
+                raise httpcore.ConnectTimeout("name resolution timed out") from None
         return _connect_first(
             addresses,
             lambda address: self._inner.connect_tcp(
@@ -147,12 +157,21 @@ class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        with anyio.move_on_after(bounded_timeout(timeout, httpcore.ConnectTimeout)) as scope:
-            addresses = await anyio.to_thread.run_sync(
-                resolve_checked, host, port, self._policy, self._resolver, abandon_on_cancel=True
-            )
-        if scope.cancelled_caught:
-            raise httpcore.ConnectTimeout("name resolution timed out")
+        if read_ip(host) is not None:  # nothing to look up: no thread hop
+            addresses = resolve_checked(host, port, self._policy, self._resolver)
+        else:
+            limit = bounded_timeout(timeout, httpcore.ConnectTimeout)
+            with anyio.move_on_after(limit) as scope:
+                addresses = await anyio.to_thread.run_sync(
+                    resolve_checked,
+                    host,
+                    port,
+                    self._policy,
+                    self._resolver,
+                    abandon_on_cancel=True,
+                )
+            if scope.cancelled_caught:
+                raise httpcore.ConnectTimeout("name resolution timed out")
         last: Exception | None = None
         for address in addresses:
             try:
@@ -348,7 +367,7 @@ class JailedTransport(httpx.HTTPTransport):
         resolver: Resolver = system_resolver,
         *,
         verify: ssl.SSLContext | bool = True,
-        limits: httpx.Limits = _LIMITS,
+        limits: httpx.Limits = _FETCH_LIMITS,
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
         super().__init__(trust_env=False)
@@ -367,7 +386,7 @@ class AsyncJailedTransport(httpx.AsyncHTTPTransport):
         resolver: Resolver = system_resolver,
         *,
         verify: ssl.SSLContext | bool = True,
-        limits: httpx.Limits = _LIMITS,
+        limits: httpx.Limits = _FETCH_LIMITS,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         super().__init__(trust_env=False)
@@ -399,7 +418,9 @@ def proxy_transport(proxy: str, *, verify: ssl.SSLContext | bool = True) -> http
     """The operator's fetch proxy, with the deadline and the exact reuse."""
     transport = httpx.HTTPTransport(trust_env=False)
     transport._pool = _ExactProxy(
-        **_pool_options(verify, _LIMITS), **_proxy_options(proxy), network_backend=DeadlineBackend()
+        **_pool_options(verify, _FETCH_LIMITS),
+        **_proxy_options(proxy),
+        network_backend=DeadlineBackend(),
     )
     return transport
 
@@ -410,7 +431,7 @@ def async_proxy_transport(
     """``proxy_transport`` for the event loop."""
     transport = httpx.AsyncHTTPTransport(trust_env=False)
     transport._pool = _AsyncExactProxy(
-        **_pool_options(verify, _LIMITS),
+        **_pool_options(verify, _FETCH_LIMITS),
         **_proxy_options(proxy),
         network_backend=AsyncDeadlineBackend(),
     )
