@@ -27,6 +27,11 @@
 | denied domains   | ``deny_domains``    | ``WEBSEARCH_DENY_DOMAINS`` (commas)  |
 | fetch proxy      | ``fetch_proxy``     | ``WEBSEARCH_FETCH_PROXY``            |
 | private fetches  | ``fetch_allow_private`` | ``WEBSEARCH_FETCH_ALLOW_PRIVATE`` (1/0) |
+| bulk: pages fetched at once | ``fetch_concurrency`` | ``WEBSEARCH_FETCH_CONCURRENCY`` |
+| bulk: conversion processes | ``convert_workers`` | ``WEBSEARCH_CONVERT_WORKERS`` (0: in-process) |
+| bulk: at once per host | ``per_host_concurrency`` | ``WEBSEARCH_PER_HOST_CONCURRENCY`` |
+| bulk: requests/s per host | ``per_host_rate`` | ``WEBSEARCH_PER_HOST_RATE`` |
+| bulk: honour robots.txt | ``bulk_robots`` | ``WEBSEARCH_BULK_ROBOTS`` (1/0) |
 """
 
 from __future__ import annotations
@@ -76,6 +81,11 @@ ENVIRONMENT: dict[str, tuple[str, ...]] = {
     "deny_domains": ("WEBSEARCH_DENY_DOMAINS",),
     "fetch_proxy": ("WEBSEARCH_FETCH_PROXY",),
     "fetch_allow_private": ("WEBSEARCH_FETCH_ALLOW_PRIVATE",),
+    "fetch_concurrency": ("WEBSEARCH_FETCH_CONCURRENCY",),
+    "convert_workers": ("WEBSEARCH_CONVERT_WORKERS",),
+    "per_host_concurrency": ("WEBSEARCH_PER_HOST_CONCURRENCY",),
+    "per_host_rate": ("WEBSEARCH_PER_HOST_RATE",),
+    "bulk_robots": ("WEBSEARCH_BULK_ROBOTS",),
 }
 
 
@@ -136,6 +146,17 @@ class Settings(BaseModel):
     #: Fetches may reach loopback and private addresses (never metadata endpoints): for an
     #: intranet agent or local testing. Set by the operator; no tool argument reaches it.
     fetch_allow_private: bool = False
+    #: Bulk reads (``fetch_many``, the loaders, readers and retriever, ``bulk.py``): pages on
+    #: the network at once, and processes converting HTML at once (None: one per core; 0:
+    #: in-process). Two settings because one is bound by latency, the other by cores.
+    fetch_concurrency: int = Field(default=16, ge=1, le=1024)
+    convert_workers: int | None = Field(default=None, ge=0, le=256)
+    #: Politeness for bulk reads, per host within this process (None: no limit of its own).
+    per_host_concurrency: int | None = Field(default=None, ge=1, le=1024)
+    per_host_rate: float | None = Field(default=None, gt=0, le=10_000)
+    #: Bulk reads skip what a site's robots.txt disallows; an agent's single fetch (a page a
+    #: person or the model chose) never reads robots.txt.
+    bulk_robots: bool = True
 
     @field_validator("allow_domains", "deny_domains", "blend_engines", mode="before")
     @classmethod

@@ -44,6 +44,9 @@ class Converted:
     content: str
     charset: str | None
     title: str | None = None
+    #: The same content as plain text (for HTML: no markdown marks, link text without URLs);
+    #: ``None`` when it is the content itself.
+    text: str | None = None
 
 
 def media_type_of(content_type: str | None, body: bytes) -> str:
@@ -202,7 +205,8 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
     """
     converted = _converted(body, content_type, url)
     title = one_line(converted.title) if converted.title else None
-    return Converted(converted.kind, clean_text(converted.content), converted.charset, title)
+    text = clean_text(converted.text) if converted.text is not None else None
+    return Converted(converted.kind, clean_text(converted.content), converted.charset, title, text)
 
 
 def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
@@ -210,7 +214,7 @@ def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     if media in ("text/html", "application/xhtml+xml"):
         text, charset = decode_text(body, content_type, html=True)
         document = extract(text, url)
-        return Converted("html", _with_header(document), charset, document.title)
+        return Converted("html", _with_header(document), charset, document.title, document.text)
     if media == "application/json" or media.endswith("+json"):
         text, charset = decode_text(body, content_type)
         try:

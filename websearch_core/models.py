@@ -345,6 +345,9 @@ class Page(BaseModel):
     charset: str | None = None
     title: str | None = None
     content: str = Field(description="the page as markdown or text, before the output budget")
+    #: The content as plain text (an HTML page's prose without markdown marks), for bulk
+    #: records and indexes; never serialised and never rendered (the model reads ``content``).
+    text: str | None = Field(default=None, exclude=True, repr=False)
     bytes_read: int = Field(description="decoded body bytes read")
     truncated: bool = Field(default=False, description="the read ceiling cut the body")
     max_bytes: int

@@ -14,7 +14,7 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
@@ -38,6 +38,7 @@ from websearch_core.blend import (
 )
 from websearch_core.boundary import boundary
 from websearch_core.config import Settings
+from websearch_core.content import Converted
 from websearch_core.errors import (
     ConfigurationError,
     InternalError,
@@ -48,8 +49,8 @@ from websearch_core.errors import (
     UnsupportedOptionError,
     WebSearchError,
 )
-from websearch_core.fetch import Fetched, Fetcher, FetchLimits
-from websearch_core.jail import JailPolicy, parse_url
+from websearch_core.fetch import Fetched, Fetcher, FetchLimits, page_of
+from websearch_core.jail import JailPolicy, Target, parse_url
 from websearch_core.memo import Memo
 from websearch_core.models import (
     AnswerCitation,
@@ -63,9 +64,11 @@ from websearch_core.models import (
     argument_message,
     validation_message,
 )
+from websearch_core.politeness import HostPace, HostSlots
 from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProvider, Provider
 from websearch_core.providers.base import Call, ProviderAnswer, clean_strings
 from websearch_core.providers.ddgs import DdgsProvider, text_backends
+from websearch_core.robots import RobotsCache
 from websearch_core.routing import Support, choose_provider, rewrite_query, unmet_options
 from websearch_core.scrape import (
     ScrapedPage,
@@ -81,6 +84,7 @@ from websearch_core.transport import (
     Resolver,
     system_resolver,
 )
+from websearch_core.workers import ConversionWorkers, default_workers
 
 __all__ = ["WebSearch"]
 
@@ -107,6 +111,28 @@ def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
     """The answer with its usage complete: a plain index's call is one search, no tokens."""
     usage = answer.usage or Usage(searches=1)
     return dataclasses.replace(answer, usage=usage.model_copy(update={"requests": calls}))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Batch:
+    """One bulk read's limits."""
+
+    concurrency: int
+    robots: bool
+    interval: float  # seconds between request starts to one host
+    slots: HostSlots
+
+
+@dataclasses.dataclass(frozen=True)
+class _BulkFetched:
+    """A bulk read's page between its stages: fetched, not yet converted."""
+
+    key: tuple[str, int]
+    fetched: Fetched
+
+
+def _conversion_of(fetched: Fetched) -> tuple[bytes, str | None, str]:
+    return fetched.body, fetched.content_type, fetched.final.url
 
 
 def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError]:
@@ -186,6 +212,11 @@ class WebSearch:
         deny_domains: Iterable[str] | None = None,
         fetch_proxy: str | SecretStr | None = None,
         fetch_allow_private: bool | None = None,
+        fetch_concurrency: int | None = None,
+        convert_workers: int | None = None,
+        per_host_concurrency: int | None = None,
+        per_host_rate: float | None = None,
+        bulk_robots: bool | None = None,
         fetch_policy: JailPolicy | None = None,
         resolver: Resolver | None = None,
         verify: ssl.SSLContext | bool = True,
@@ -226,6 +257,11 @@ class WebSearch:
             "deny_domains": deny_domains,
             "fetch_proxy": fetch_proxy,
             "fetch_allow_private": fetch_allow_private,
+            "fetch_concurrency": fetch_concurrency,
+            "convert_workers": convert_workers,
+            "per_host_concurrency": per_host_concurrency,
+            "per_host_rate": per_host_rate,
+            "bulk_robots": bulk_robots,
         }
         try:
             self.settings = Settings.resolve(explicit)
@@ -254,6 +290,7 @@ class WebSearch:
         self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
         self._client = http_client
         self._aclient = async_http_client
+        self._aclient_loop: asyncio.AbstractEventLoop | None = None
         self._making = threading.Lock()
         self._owns_client = http_client is None
         self._owns_aclient = async_http_client is None
@@ -272,6 +309,10 @@ class WebSearch:
             ),
             user_agent=_USER_AGENT,
         )
+        self._robots = RobotsCache(self._fetcher)
+        self._pace = HostPace()
+        workers = self.settings.convert_workers
+        self._converters = ConversionWorkers(default_workers() if workers is None else workers)
 
     def _policy_from_settings(self) -> JailPolicy:
         """Model-chosen URLs: public addresses only (unless the operator opened private ones),
@@ -1001,44 +1042,56 @@ class WebSearch:
         )
         return page
 
+    # -- bulk reads -------------------------------------------------------------------------
+
+    # A bulk read is a pipeline of two stages with their own limits: the network (at most
+    # ``concurrency`` pages on the wire) and conversion (``convert_workers`` processes,
+    # ``workers.py``). A page's network slot is freed when its body has arrived, so slow
+    # sites do not idle the cores and big pages do not idle the network. Each URL is jailed,
+    # checked against its site's robots.txt, spaced and limited per host, then fetched.
+
     def fetch_many(
-        self, urls: Iterable[str], *, concurrency: int = 8
+        self, urls: Iterable[str], *, concurrency: int | None = None, robots: bool | None = None
     ) -> Iterator[tuple[str, Page | WebSearchError]]:
         """Fetch ``urls`` on up to ``concurrency`` threads, yielding in input order.
 
         A failure is yielded in place of its page, never dropped, and never stops the batch.
-        At most ``2 * concurrency`` fetches are in flight or waiting, so a long list does not
-        pile up in memory.
+        At most ``2 * concurrency`` pages are in flight or waiting, so a long list does not
+        pile up in memory. ``concurrency`` defaults to the ``fetch_concurrency`` setting and
+        ``robots`` (honour each site's robots.txt) to ``bulk_robots``.
         """
-        _positive_int("concurrency", concurrency)
+        batch = self._batch(concurrency, robots)
         window: deque[tuple[str, Future[Page]]] = deque()
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        with ThreadPoolExecutor(max_workers=batch.concurrency) as pool:
             for url in _url_iterable(urls):
-                window.append((url, pool.submit(self.fetch, url)))
-                if len(window) >= 2 * concurrency:
+                fetched = pool.submit(self._bulk_fetch, url, batch)
+                window.append((url, self._then_convert(fetched)))
+                if len(window) >= 2 * batch.concurrency:
                     yield _settled(*window.popleft())
             while window:
                 yield _settled(*window.popleft())
 
     async def afetch_many(
-        self, urls: Iterable[str], *, concurrency: int = 8
+        self, urls: Iterable[str], *, concurrency: int | None = None, robots: bool | None = None
     ) -> AsyncIterator[tuple[str, Page | WebSearchError]]:
         """``fetch_many`` on the event loop: up to ``concurrency`` fetches at once."""
-        _positive_int("concurrency", concurrency)
-        gate = asyncio.Semaphore(concurrency)
+        batch = self._batch(concurrency, robots)
+        network = asyncio.Semaphore(batch.concurrency)
 
         async def one(url: str) -> Page | WebSearchError:
-            async with gate:
-                try:
-                    return await self.afetch(url)
-                except WebSearchError as exc:
-                    return exc
+            try:
+                fetched = await self._abulk_fetch(url, batch, network)
+                if isinstance(fetched, Page):
+                    return fetched
+                return await self._aconverted(fetched)
+            except WebSearchError as exc:
+                return exc
 
         window: deque[tuple[str, asyncio.Task[Page | WebSearchError]]] = deque()
         try:
             for url in _url_iterable(urls):
                 window.append((url, asyncio.ensure_future(one(url))))
-                if len(window) >= 2 * concurrency:
+                if len(window) >= 2 * batch.concurrency:
                     url_done, task = window.popleft()
                     yield url_done, await task
             while window:
@@ -1047,6 +1100,97 @@ class WebSearch:
         finally:
             for _, task in window:
                 task.cancel()
+
+    def _batch(self, concurrency: object, robots: object) -> _Batch:
+        if concurrency is None:
+            concurrency = self.settings.fetch_concurrency
+        if robots is None:
+            robots = self.settings.bulk_robots
+        if not isinstance(robots, bool):
+            raise InvalidRequestError("robots must be True or False")
+        rate = self.settings.per_host_rate
+        return _Batch(
+            concurrency=_positive_int("concurrency", concurrency),
+            robots=robots,
+            interval=1 / rate if rate else 0.0,
+            slots=HostSlots(self.settings.per_host_concurrency),
+        )
+
+    def _bulk_target(self, url: object) -> tuple[Target, tuple[str, int], Page | None]:
+        request, key, hit = self._page_memo(url, None, 0)
+        return parse_url(request.url, self._fetcher.policy), key, hit
+
+    def _bulk_fetch(self, url: object, batch: _Batch) -> _BulkFetched | Page:
+        """One URL's network stage, on a batch thread: the memo's page, or the raw fetch."""
+        with boundary("fetch", self._redactor):
+            target, key, hit = self._bulk_target(url)
+            if hit is not None:
+                return hit
+            with batch.slots.hold(target.host):
+                delay = self._robots.check(target) if batch.robots else None
+                self._pace.wait(target.host, max(batch.interval, delay or 0.0))
+                fetched = self._fetcher.fetch_raw(target.url)
+            return _BulkFetched(key, fetched)
+
+    async def _abulk_fetch(
+        self, url: object, batch: _Batch, network: asyncio.Semaphore
+    ) -> _BulkFetched | Page:
+        with boundary("fetch", self._redactor):
+            target, key, hit = self._bulk_target(url)
+            if hit is not None:
+                return hit
+            async with batch.slots.ahold(target.host):
+                delay = await self._robots.acheck(target) if batch.robots else None
+                await self._pace.await_turn(target.host, max(batch.interval, delay or 0.0))
+                async with network:
+                    fetched = await self._fetcher.afetch_raw(target.url)
+            return _BulkFetched(key, fetched)
+
+    def _then_convert(self, fetching: Future[_BulkFetched | Page]) -> Future[Page]:
+        """The page of a network stage's future: converted on a worker once the body is in."""
+        page: Future[Page] = Future()
+
+        def settle(make: Callable[[], Page]) -> None:
+            try:
+                with boundary("fetch", self._redactor):
+                    page.set_result(make())
+            except BaseException as exc:
+                page.set_exception(exc)
+
+        def fetched(done: Future[_BulkFetched | Page]) -> None:
+            try:
+                outcome = done.result()
+            except BaseException as exc:
+                page.set_exception(exc)
+                return
+            if isinstance(outcome, Page):
+                page.set_result(outcome)
+            elif self._converters.worth_a_worker(*_conversion_of(outcome.fetched)[:2]):
+                converting = self._converters.submit(*_conversion_of(outcome.fetched))
+                converting.add_done_callback(
+                    lambda converted: settle(lambda: self._bulk_page(outcome, converted.result()))
+                )
+            else:  # small or not HTML: cheaper here than a round trip
+                settle(lambda: self._bulk_page(outcome, outcome.fetched.convert()))
+
+        fetching.add_done_callback(fetched)
+        return page
+
+    async def _aconverted(self, outcome: _BulkFetched) -> Page:
+        fetched = outcome.fetched
+        with boundary("fetch", self._redactor):
+            if self._converters.worth_a_worker(fetched.body, fetched.content_type):
+                converted = await asyncio.wrap_future(
+                    self._converters.submit(*_conversion_of(fetched))
+                )
+            elif self._converters.workers and len(fetched.body) < self._converters.in_process_below:
+                converted = fetched.convert()  # a small page: ~1 ms, less than a thread hop
+            else:  # no workers: off the event loop, as a single afetch does
+                converted = await anyio.to_thread.run_sync(fetched.convert)
+            return self._bulk_page(outcome, converted)
+
+    def _bulk_page(self, outcome: _BulkFetched, converted: Converted) -> Page:
+        return self._remember_page(outcome.key, page_of(outcome.fetched, converted), 0)
 
     def _page_memo(
         self, url: object, max_bytes: object, offset: object
@@ -1103,7 +1247,13 @@ class WebSearch:
             return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
         with self._making:
+            # Our client's pooled connections belong to the loop that opened them (see
+            # ``Fetcher._async_transport``): another loop gets a new client.
+            if self._owns_aclient and self._aclient_loop is not loop:
+                self._aclient = None
+            self._aclient_loop = loop
             if self._aclient is None:
                 self._aclient = httpx.AsyncClient(
                     transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
@@ -1116,13 +1266,15 @@ class WebSearch:
             self._client.close()
             self._client = None
         self._fetcher.close()
+        self._converters.close()
 
     async def aclose(self) -> None:
         """Close both clients this session created."""
         self.close()
         if self._aclient is not None and self._owns_aclient:
-            await self._aclient.aclose()
-            self._aclient = None
+            client, self._aclient = self._aclient, None
+            if self._aclient_loop is asyncio.get_running_loop():
+                await client.aclose()
         await self._fetcher.aclose()
 
     def __enter__(self) -> WebSearch:
