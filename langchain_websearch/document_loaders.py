@@ -52,6 +52,9 @@ class WebPageLoader(BaseLoader):
         Documents come in input order. A URL that fails (refused, unreachable, HTTP error)
         is logged and kept in ``loader.failures`` as ``(url, message)``; with
         ``fail_on_error=True`` it raises instead. Nothing is dropped silently.
+        As a bulk read it honours each site's ``robots.txt`` (a disallowed URL is a failure
+        saying so; ``WebSearch(bulk_robots=False)`` turns that off for URLs a person chose)
+        and converts HTML on worker processes (``convert_workers``).
     """
 
     def __init__(
@@ -59,7 +62,7 @@ class WebPageLoader(BaseLoader):
         urls: str | Iterable[str],
         *,
         session: WebSearch | None = None,
-        concurrency: int = 8,
+        concurrency: int | None = None,
         fail_on_error: bool = False,
     ) -> None:
         self.urls = url_list(urls)

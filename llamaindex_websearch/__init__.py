@@ -1,4 +1,5 @@
-"""LlamaIndex adapters for websearch-pack: a tool spec and two readers.
+"""LlamaIndex adapters for websearch-pack: a tool spec, two readers and a
+pipeline transform.
 
 Importing this package never imports LangChain.
 """
@@ -14,9 +15,11 @@ except ModuleNotFoundError:
 
 from llamaindex_websearch.readers import WebPageReader, WebSearchReader
 from llamaindex_websearch.tool_spec import ApprovalRequired, WebSearchToolSpec, require_approval
+from llamaindex_websearch.transforms import WebPageFetch
 
 __all__ = [
     "ApprovalRequired",
+    "WebPageFetch",
     "WebPageReader",
     "WebSearchReader",
     "WebSearchToolSpec",

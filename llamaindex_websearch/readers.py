@@ -105,7 +105,11 @@ class _FailureReporting(BasePydanticReader):
 
     is_remote: bool = True
     session: WebSearch = Field(default_factory=WebSearch, exclude=True)
-    concurrency: int = Field(default=8, ge=1, description="Pages fetched at once.")
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="Pages fetched at once (None: the session's fetch_concurrency, 16).",
+    )
     fail_on_error: bool = Field(
         default=False,
         description="Raise the first failure instead of logging it and keeping it in `failures`.",
@@ -145,7 +149,7 @@ class WebPageReader(_FailureReporting):
 
             from llamaindex_websearch import WebPageReader
 
-            reader = WebPageReader()                    # concurrency=8, public internet only
+            reader = WebPageReader()                    # public internet only
 
     Load:
         .. code-block:: python
@@ -166,6 +170,9 @@ class WebPageReader(_FailureReporting):
         A URL that fails (refused by the URL jail, unreachable, an HTTP error status) is
         logged at WARNING and kept in ``reader.failures`` as ``(url, message)``; with
         ``fail_on_error=True`` it raises instead. Nothing is dropped silently.
+        As a bulk read it honours each site's ``robots.txt`` (a disallowed URL is a failure
+        saying so; ``WebSearch(bulk_robots=False)`` turns that off for URLs a person chose)
+        and converts HTML on worker processes (``convert_workers``).
 
         ``load_data`` needs no event loop, so it also works inside one (Jupyter); the async
         methods fetch on the running loop, never through ``asyncio.run``.

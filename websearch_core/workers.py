@@ -9,9 +9,9 @@ round trip for nothing.
 Why processes we start ourselves, not ``multiprocessing``: its ``spawn`` and ``forkserver``
 methods re-import the user's ``__main__`` in every worker, so a plain script without an
 ``if __name__ == "__main__"`` guard would re-run its own top level (fetching pages again) in
-each worker; ``fork`` copies a process whose other threads may hold locks. A worker here is
-``python -c "from websearch_core.workers import serve; serve()"``: it imports only this package and reads pickled pages
-from a pipe. It works the same from a script, a notebook, a thread or an event loop.
+each worker; ``fork`` copies a process whose other threads may hold locks. A worker here runs
+``websearch_core.workers.serve`` in a new interpreter: it imports only this package and reads
+pickled pages from a pipe. It works the same from a script, a notebook, a thread or an event loop.
 
 - Started lazily, on the first page big enough to be worth the trip; until a worker is ready
   pages are converted in the caller's process, so a small batch never waits for start-up.
@@ -86,10 +86,10 @@ class _Worker:
         self._from: IO[bytes] = self.process.stdout
         self.ready = False
 
-    def poll_ready(self) -> bool:
-        """Whether the worker has finished importing (never blocks)."""
+    def poll_ready(self, wait: bool = False) -> bool:
+        """Whether the worker has finished importing (blocks only if ``wait``)."""
         if not self.ready:
-            readable, _, _ = select.select([self._from], [], [], 0)
+            readable, _, _ = select.select([self._from], [], [], None if wait else 0)
             if readable:
                 self.ready = self._from.read(1) == _READY
                 if not self.ready:
@@ -151,9 +151,19 @@ class ConversionWorkers:
         self._started: list[_Worker] = []
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._unavailable = False  # a worker could not start: everything stays in-process
+        #: Wait for a starting worker instead of converting in-process meanwhile (for tests
+        #: and benchmarks that must measure the workers themselves).
+        self.wait_for_start = False
+        self.converted_on_workers = 0  # pages converted on a worker (tests, benchmarks)
 
     def __repr__(self) -> str:
         return f"ConversionWorkers(workers={self.workers}, running={len(self._started)})"
+
+    @property
+    def pids(self) -> list[int]:
+        """The worker processes running now."""
+        with self._lock:
+            return [worker.process.pid for worker in self._started]
 
     def worth_a_worker(self, body: bytes, content_type: str | None) -> bool:
         """Whether a page should go to a worker at all (big enough, and HTML)."""
@@ -185,13 +195,16 @@ class ConversionWorkers:
             with self._lock:
                 self._started.append(worker)
         try:
-            ready = worker.poll_ready()
+            ready = worker.poll_ready(wait=self.wait_for_start)
         except EOFError as exc:  # it could not even import the package
             return self._in_process_from_now(exc, body, content_type, url)
         if not ready:
             return convert(body, content_type, url)  # still starting: do not wait for it
         try:
-            return worker.convert(body, content_type, url)
+            converted = worker.convert(body, content_type, url)
+            with self._lock:
+                self.converted_on_workers += 1
+            return converted
         except (EOFError, OSError, pickle.UnpicklingError):
             self._local.worker = None
             with self._lock:
