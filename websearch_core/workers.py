@@ -257,5 +257,8 @@ def serve() -> None:
         except Exception as exc:  # reported to the parent by type, as the boundary does
             outcome = type(exc).__name__
         reply = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
-        out.write(_HEADER.pack(len(reply)) + reply)
-        out.flush()
+        try:
+            out.write(_HEADER.pack(len(reply)) + reply)
+            out.flush()
+        except OSError:  # the parent closed the pipe (closing, or gone): nothing to answer
+            return

@@ -1,0 +1,493 @@
+"""Bulk reading: conversion on worker processes, pooled connections, robots.txt, per-host
+limits, and the data-engine surface (``websearch_core.bulk``), against real servers on
+loopback (reached through the test-only private policy, as in test_fetch.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from ipaddress import ip_address
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.support.http_server import Reply, ScriptedServer
+from tests.support.pages import HTML, article, serve_articles
+from websearch_core import FetchError, Page, URLRefusedError, WebSearch, WebSearchError
+from websearch_core.bulk import (
+    COLUMNS,
+    BulkConfig,
+    WebReader,
+    afetch_batch,
+    arrow_schema,
+    fetch_batch,
+)
+from websearch_core.documents import document_id
+from websearch_core.jail import JailPolicy
+
+LOOPBACK = JailPolicy(allow_private=True)
+REPO = Path(__file__).resolve().parent.parent
+
+
+def session(**kwargs: Any) -> WebSearch:
+    options: dict[str, Any] = {"fetch_policy": LOOPBACK, "memo_size": 0}
+    options.update(kwargs)
+    return WebSearch(**options)
+
+
+def on_workers(**kwargs: Any) -> WebSearch:
+    """A session whose bulk reads convert every big page on its 2 worker processes."""
+    ws = session(convert_workers=2, **kwargs)
+    ws._converters.wait_for_start = True  # no in-process conversion while they start
+    return ws
+
+
+def count_connections(server: ScriptedServer) -> list[int]:
+    """A counter of the TCP connections the server accepts from now on."""
+    accepted = [0]
+    httpd = server._httpd
+    process = httpd.process_request
+
+    def counting(request: Any, client_address: Any) -> None:
+        accepted[0] += 1
+        process(request, client_address)
+
+    httpd.process_request = counting  # type: ignore[method-assign]
+    return accepted
+
+
+def pages_of(outcomes: list[tuple[str, Page | WebSearchError]]) -> list[Page]:
+    pages = [outcome for _, outcome in outcomes]
+    assert all(isinstance(page, Page) and page.ok for page in pages), pages
+    return pages  # type: ignore[return-value]
+
+
+# -- conversion on worker processes ---------------------------------------------------------
+
+
+def test_bulk_pages_from_workers_equal_single_fetches_in_input_order(
+    server: ScriptedServer,
+) -> None:
+    urls = serve_articles(server, 40)
+    with session() as single:
+        expected = [single.fetch(url) for url in urls]
+    with on_workers() as ws:
+        sync_pages = pages_of(list(ws.fetch_many(urls)))
+
+        async def read() -> list[tuple[str, Page | WebSearchError]]:
+            return [pair async for pair in ws.afetch_many(urls)]
+
+        async_pages = pages_of(asyncio.run(read()))
+        assert ws._converters.converted_on_workers == 2 * len(urls)  # none converted here
+    for got in (sync_pages, async_pages):
+        assert [page.url for page in got] == urls
+        assert [page.content for page in got] == [page.content for page in expected]
+        assert [page.text for page in got] == [page.text for page in expected]
+        assert [document_id(p.final_url, p.content) for p in got] == [
+            document_id(p.final_url, p.content) for p in expected
+        ]
+    assert "Article 7" in sync_pages[7].content
+    assert "not the article" not in sync_pages[7].content
+
+
+def test_small_pages_and_plain_text_never_go_to_a_worker(server: ScriptedServer) -> None:
+    server.script("/small", Reply(200, b"<p>A small page.</p>", HTML))
+    server.script("/text", Reply(200, "plain " * 10_000))
+    with on_workers() as ws:
+        outcomes = list(ws.fetch_many([f"{server.url}/small", f"{server.url}/text"] * 3))
+        assert all(isinstance(page, Page) and page.ok for _, page in outcomes)
+        assert ws._converters.converted_on_workers == 0
+        assert ws._converters.pids == []  # and no worker was even started
+
+
+def test_a_killed_worker_fails_only_the_page_it_held(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 30)
+    with on_workers() as ws:
+        pages_of(list(ws.fetch_many(urls[:10])))
+        victim = ws._converters.pids[0]
+        os.kill(victim, signal.SIGKILL)
+        psutil.Process(victim).wait(timeout=10)
+        outcomes = list(ws.fetch_many(urls[10:]))
+        failed = [(url, o) for url, o in outcomes if not isinstance(o, Page)]
+        assert len(failed) == 1, failed
+        error = failed[0][1]
+        assert isinstance(error, FetchError)
+        assert error.retryable
+        assert "worker converting it stopped" in str(error)
+        assert [url for url, _ in outcomes] == urls[10:]  # every URL accounted for, in order
+        pages_of(list(ws.fetch_many(urls[:10])))  # a new worker took its place
+        assert len(ws._converters.pids) == 2
+        assert victim not in ws._converters.pids
+
+
+def test_close_stops_the_workers(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 6)
+    ws = on_workers()
+    pages_of(list(ws.fetch_many(urls)))
+    pids = ws._converters.pids
+    assert len(pids) == 2
+    ws.close()
+    assert not any(psutil.pid_exists(pid) for pid in pids)
+    pages_of(list(ws.fetch_many(urls)))  # a closed pool starts again when needed
+    ws.close()
+
+
+def test_a_script_without_a_main_guard_runs_its_top_level_once(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # multiprocessing's spawn would re-run this top level in each worker (fetching again).
+    urls = serve_articles(server, 12)
+    script = tmp_path / "flat_script.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            from websearch_core import WebSearch
+            from websearch_core.jail import JailPolicy
+            print("TOP LEVEL RAN", flush=True)
+            ws = WebSearch(fetch_policy=JailPolicy(allow_private=True), convert_workers=2)
+            ws._converters.wait_for_start = True
+            pages = [p for _, p in ws.fetch_many({urls!r})]
+            print("OK", sum(p.ok for p in pages), ws._converters.converted_on_workers)
+            ws.close()
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("TOP LEVEL RAN") == 1
+    assert "OK 12 12" in done.stdout
+    assert sum(1 for seen in server.seen if seen.path.startswith("/p/")) == 12
+
+
+def test_bulk_reads_from_inside_a_running_loop_and_from_threads(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 20)
+    with on_workers() as ws:
+
+        async def notebook_cell() -> list[Page]:  # Jupyter: a sync call inside a running loop
+            return pages_of(list(ws.fetch_many(urls)))
+
+        assert len(asyncio.run(notebook_cell())) == 20
+        results: dict[int, list[Page]] = {}
+
+        def read(n: int) -> None:
+            results[n] = pages_of(list(ws.fetch_many(urls)))
+
+        threads = [threading.Thread(target=read, args=(n,)) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert sorted(results) == [0, 1, 2]
+        assert all([p.url for p in pages] == urls for pages in results.values())
+
+
+def test_a_session_serves_a_second_event_loop(server: ScriptedServer) -> None:
+    # Pooled connections belong to the loop that opened them; a second asyncio.run used to
+    # fail with "Event loop is closed".
+    urls = serve_articles(server, 4)
+    with session() as ws:
+        for _ in range(3):
+            assert asyncio.run(ws.afetch(urls[0])).ok
+
+            async def read() -> list[tuple[str, Page | WebSearchError]]:
+                return [pair async for pair in ws.afetch_many(urls)]
+
+            pages_of(asyncio.run(read()))
+
+
+# -- connections ----------------------------------------------------------------------------
+
+
+def test_one_host_is_read_over_a_pool_of_connections(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 300)
+    accepted = count_connections(server)
+    with session(convert_workers=0) as ws:
+
+        async def bulk() -> None:
+            pages_of([pair async for pair in ws.afetch_many(urls, concurrency=16)])
+
+        asyncio.run(bulk())
+        bulk_connections = accepted[0]
+
+        async def singles() -> None:  # an agent's own gather over afetch
+            gate = asyncio.Semaphore(16)
+
+            async def one(url: str) -> Page:
+                async with gate:
+                    return await ws.afetch(url)
+
+            await asyncio.gather(*(one(url) for url in urls))
+
+        accepted[0] = 0
+        asyncio.run(singles())
+    # Each connection is kept for the next page (it was 612-1,000 for 1,000 pages).
+    assert bulk_connections <= 20
+    assert accepted[0] <= 20
+
+
+def test_each_new_connection_is_resolved_and_checked_and_a_pooled_one_keeps_its_address(
+    server: ScriptedServer,
+) -> None:
+    serve_articles(server, 1)
+    port = server.url.rsplit(":", 1)[1]
+    url = f"http://pages.test:{port}/p/0"
+    answer = [ip_address("127.0.0.1")]
+    lookups = [0]
+
+    def resolver(host: str, port: int) -> list[Any]:
+        lookups[0] += 1
+        return list(answer)
+
+    with session(resolver=resolver, convert_workers=0) as ws:
+        for _ in range(5):  # one after another: one connection, looked up once
+            assert ws._fetcher.fetch_raw(url).status == 200
+        assert lookups[0] == 1
+        answer[:] = [ip_address("169.254.169.254")]  # the name now points at metadata
+        assert ws._fetcher.fetch_raw(url).status == 200  # pooled: still the checked address
+        assert lookups[0] == 1
+        outcomes = list(ws.fetch_many([url] * 6, concurrency=6, robots=False))
+        refused = [o for _, o in outcomes if isinstance(o, URLRefusedError)]
+        assert refused
+        assert all(o.reason == "metadata" for o in refused)
+        assert lookups[0] >= 1 + len(refused)
+
+
+# -- robots.txt -----------------------------------------------------------------------------
+
+ROBOTS = "User-agent: *\nDisallow: /private\n\nUser-agent: other-bot\nDisallow: /\n"
+
+
+def test_bulk_reads_honour_robots_txt_and_a_single_fetch_does_not_read_it(
+    server: ScriptedServer,
+) -> None:
+    server.script("/robots.txt", Reply(200, ROBOTS))
+    server.script("/public", Reply(200, article(1), HTML))
+    server.script("/private/page", Reply(200, article(2), HTML))
+    public, private = f"{server.url}/public", f"{server.url}/private/page"
+    with session() as ws:
+        assert ws.fetch(private).ok  # a person chose this page: no robots.txt
+        assert server.hits("/robots.txt") == 0
+        outcomes = dict(ws.fetch_many([public, private]))
+        assert isinstance(outcomes[public], Page)
+        refused = outcomes[private]
+        assert isinstance(refused, URLRefusedError)
+        assert refused.reason == "robots"
+        assert "robots.txt disallows this page" in str(refused)
+        assert not refused.retryable
+        assert isinstance(dict(ws.fetch_many([private], robots=False))[private], Page)
+    with session(bulk_robots=False) as ws:
+        assert isinstance(dict(ws.fetch_many([private]))[private], Page)
+    assert server.hits("/robots.txt") == 1
+
+
+def test_robots_txt_is_read_once_per_site_by_many_threads_and_tasks(
+    server: ScriptedServer,
+) -> None:
+    server.script("/robots.txt", Reply(200, ROBOTS, delay_s=0.3))
+    urls = serve_articles(server, 40)
+    with session() as ws:
+        pages_of(list(ws.fetch_many(urls, concurrency=16)))
+    with session() as ws:
+
+        async def read() -> None:
+            pages_of([pair async for pair in ws.afetch_many(urls, concurrency=16)])
+
+        asyncio.run(read())
+    assert server.hits("/robots.txt") == 2  # once per session, not once per URL
+
+
+@pytest.mark.parametrize(("status", "allowed"), [(404, True), (410, True), (503, False)])
+def test_robots_txt_status_decides_for_the_whole_site(
+    server: ScriptedServer, status: int, allowed: bool
+) -> None:
+    server.script("/robots.txt", Reply(status, "whatever"))
+    urls = serve_articles(server, 3)
+    with session() as ws:
+        outcomes = [o for _, o in ws.fetch_many(urls)]
+    if allowed:
+        assert all(isinstance(o, Page) for o in outcomes)
+    else:  # RFC 9309: a server error means read nothing for now
+        assert all(isinstance(o, URLRefusedError) and o.retryable for o in outcomes)
+        assert "answered HTTP 503" in str(outcomes[0])
+    assert sum(1 for s in server.seen if s.path.startswith("/p/")) == (3 if allowed else 0)
+
+
+def test_the_robots_fetch_goes_through_the_jail(server: ScriptedServer) -> None:
+    # A robots.txt redirecting to the metadata endpoint: the jail refuses the hop (nothing is
+    # sent there) and the site is read as having no rules. Without the jail, the hop would be
+    # tried and fail, and every page of the site with it.
+    server.script(
+        "/robots.txt", Reply(302, b"", {"Location": "http://169.254.169.254/latest/meta-data/"})
+    )
+    urls = serve_articles(server, 3)
+    with session() as ws:
+        pages_of(list(ws.fetch_many(urls)))
+    assert server.hits("/robots.txt") == 1
+
+
+def test_an_unreachable_robots_txt_fails_the_sites_pages_with_why(
+    server: ScriptedServer,
+) -> None:
+    server.script("/robots.txt", Reply(200, "User-agent: *\n", delay_s=2.0))
+    urls = serve_articles(server, 3)
+    with session(fetch_timeout=0.5) as ws:
+        outcomes = [o for _, o in ws.fetch_many(urls)]
+    assert all(isinstance(o, FetchError) and o.retryable for o in outcomes)
+    assert "could not read" in str(outcomes[0])
+    assert "robots.txt" in str(outcomes[0])
+    assert server.hits("/robots.txt") == 1  # remembered for a minute, not retried per URL
+
+
+def test_crawl_delay_spaces_requests_to_the_site(server: ScriptedServer) -> None:
+    # Python's robots.txt parser reads whole seconds only.
+    server.script("/robots.txt", Reply(200, "User-agent: *\nCrawl-delay: 1\n"))
+    urls = serve_articles(server, 3)
+    with session() as ws:
+        started = time.monotonic()
+        pages_of(list(ws.fetch_many(urls)))
+        assert time.monotonic() - started >= 1.9  # two gaps of a second
+
+
+# -- per-host limits ------------------------------------------------------------------------
+
+
+def test_per_host_concurrency_limits_requests_at_once(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 6, delay_s=0.3)
+    with session(per_host_concurrency=2) as ws:
+        started = time.monotonic()
+        pages_of(list(ws.fetch_many(urls, concurrency=6)))
+        sync_elapsed = time.monotonic() - started
+
+        async def read() -> None:
+            pages_of([pair async for pair in ws.afetch_many(urls, concurrency=6)])
+
+        started = time.monotonic()
+        asyncio.run(read())
+        async_elapsed = time.monotonic() - started
+    assert sync_elapsed >= 0.85
+    assert async_elapsed >= 0.85
+
+
+def test_per_host_rate_spaces_request_starts(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 6)
+    with session(per_host_rate=10.0) as ws:
+        started = time.monotonic()
+        pages_of(list(ws.fetch_many(urls, concurrency=6)))
+        assert time.monotonic() - started >= 0.45  # five gaps of 0.1 s
+
+
+# -- the data-engine surface ----------------------------------------------------------------
+
+
+def test_fetch_batch_returns_one_flat_record_per_url_and_never_raises(
+    server: ScriptedServer,
+) -> None:
+    server.script("/robots.txt", Reply(200, "User-agent: *\nDisallow: /private\n"))
+    server.script("/gone", Reply(404, b"not here", {"Content-Type": "text/plain"}))
+    server.script("/private/x", Reply(200, article(9), HTML))
+    urls = serve_articles(server, 3)
+    batch: list[object] = [
+        urls[0],
+        f"{server.url}/gone",
+        "http://169.254.169.254/latest/",
+        f"{server.url}/private/x",
+        "not a url",
+        42,
+        urls[1],
+    ]
+    config = BulkConfig(allow_private=True)
+    rows = fetch_batch(batch, config)
+    assert [row["url"] for row in rows] == [*batch[:5], "42", urls[1]]
+    assert all(tuple(row) == COLUMNS for row in rows)
+    codes = [row["error_code"] for row in rows]
+    assert codes == [
+        None,
+        "http_error",
+        "blocked_by_policy",
+        "robots_disallowed",
+        "blocked_by_policy",
+        "invalid_url",
+        None,
+    ]
+    ok = rows[0]
+    assert ok["status"] == 200
+    assert ok["title"] == "Article 0"
+    assert ok["error_message"] is None
+    assert ok["markdown"].startswith("# Article 0")
+    assert "#" not in ok["text"].splitlines()[0]
+    assert ok["content_sha256"] == hashlib.sha256(ok["markdown"].encode()).hexdigest()
+    assert ok["fetched_at"].tzinfo is not None
+    assert ok["bytes_read"] > 30_000
+    gone = rows[1]
+    assert gone["status"] == 404
+    assert gone["markdown"] is None
+    assert "HTTP 404" in gone["error_message"]
+    assert "metadata" in rows[2]["error_message"]
+    assert all(row["error_message"] for row in rows if row["error_code"])
+    import pyarrow as pa
+
+    table = pa.Table.from_pylist(rows, schema=arrow_schema())
+    assert table.num_rows == len(batch)
+    assert table.schema == arrow_schema()
+    again = asyncio.run(afetch_batch(batch, config))  # the same rows from the event loop
+    assert [row["error_code"] for row in again] == codes
+    assert [row["markdown"] for row in again] == [row["markdown"] for row in rows]
+
+
+def test_the_default_batch_config_refuses_private_addresses(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 3)
+    rows = fetch_batch(urls)
+    assert [row["error_code"] for row in rows] == ["blocked_by_policy"] * 3
+    assert not any(seen.path.startswith("/p/") for seen in server.seen)
+
+
+def test_web_reader_takes_every_batch_format_and_pickles_without_its_session(
+    server: ScriptedServer,
+) -> None:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    urls = serve_articles(server, 4)
+    reader = WebReader(BulkConfig(allow_private=True))
+    batches = [
+        {"url": np.array(urls), "doc_id": np.arange(4)},
+        pa.table({"url": urls, "doc_id": list(range(4))}),
+        pd.DataFrame({"url": urls, "doc_id": list(range(4))}),
+    ]
+    for batch in batches:
+        table = asyncio.run(reader(batch))
+        assert isinstance(table, pa.Table)
+        assert table.column_names == [*COLUMNS, "doc_id"]
+        assert table.column("doc_id").to_pylist() == [0, 1, 2, 3]
+        assert table.column("title").to_pylist() == [f"Article {n}" for n in range(4)]
+        assert table.schema.field("fetched_at").type == pa.timestamp("us", tz="UTC")
+    copy = pickle.loads(pickle.dumps(reader))  # noqa: S301 - an actor's copy: the config, not the session
+    assert copy._session is None
+    assert copy.config == reader.config
+    with pytest.raises(KeyError, match="no 'link' column"):
+        asyncio.run(WebReader(BulkConfig(url_column="link"))({"url": np.array(urls)}))
+
+
+def test_a_batch_config_never_shows_the_keys_it_carries() -> None:
+    config = BulkConfig(session={"brave_api_key": "sk-bulk-secret-123"})
+    assert "sk-bulk-secret-123" not in repr(config)
+    assert "sk-bulk-secret-123" not in repr(WebReader(config))
+    assert "brave_api_key" in repr(config)
