@@ -6,6 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from websearch_core import extract
 from websearch_core.content import convert
@@ -415,3 +417,64 @@ def test_a_byline_is_shown_once_whatever_its_language_or_form(
     else:
         assert about == [shown]
     assert not any(part.casefold().startswith("by by ") for part in header)
+
+
+# -- the furniture-name prefilter agrees with the CSS selector it replaced ------------------
+
+
+def _css_candidate_selector() -> str:
+    """The selector ``remove_chrome`` used before the regular expression (the oracle)."""
+    from websearch_core.extract import clean
+
+    parts: list[str] = []
+    for attribute in ("class", "id"):
+        parts.extend(f"[{attribute}*={fragment} i]" for fragment in clean._FURNITURE_FRAGMENTS)
+        for word in clean._FURNITURE_PREFIXES:
+            parts.append(f"[{attribute}~={word} i]")
+            for joint in ("-", "_"):
+                parts.append(f'[{attribute}*="{word}{joint}" i]')
+                parts.append(f'[{attribute}$="{joint}{word}" i]')
+    return ", ".join(parts)
+
+
+def _names() -> st.SearchStrategy[str]:
+    """Class or id values built of furniture words, near-misses and separators: each word
+    followed by a joint, CSS whitespace, other whitespace or nothing."""
+    from websearch_core.extract import clean
+
+    prefixes = list(clean._FURNITURE_PREFIXES)
+    # Mostly the short words whose place in the name decides (``ad`` alone, before or after a
+    # joint, inside a longer word), a few fragments, and near-misses that are neither.
+    word = st.sampled_from(
+        [
+            *prefixes,
+            *(w.upper() for w in prefixes),
+            *(w.title() for w in prefixes),
+            *clean._FURNITURE_FRAGMENTS[:4],
+            *("x", "main", "adventure", "navy", "tagline", "metadata", "load", "head"),
+            *("s\u212aip", "\u212aomment", "\u0130d", "é", "0"),  # \u212a: the Kelvin sign
+        ]
+    )
+    joint = st.sampled_from(["", "", "-", "_", " ", "\t", "\n", "\f", "\r", "\u00a0", "."])
+    return st.lists(st.tuples(word, joint).map("".join), max_size=6).map("".join)
+
+
+@given(_names(), _names())
+@settings(max_examples=600, deadline=None)
+def test_the_candidate_pattern_reads_names_as_the_css_selector_did(
+    class_value: str, id_value: str
+) -> None:
+    import html
+
+    from selectolax.lexbor import LexborHTMLParser
+
+    from websearch_core.extract.clean import may_name_furniture
+
+    page = (
+        f'<html><body><div class="{html.escape(class_value)}" id="{html.escape(id_value)}">'
+        "x</div></body></html>"
+    )
+    node = LexborHTMLParser(page).css_first("div")
+    assert node is not None
+    matched_by_css = bool(node.parent and node.parent.css(_css_candidate_selector()))
+    assert may_name_furniture(node) == matched_by_css
