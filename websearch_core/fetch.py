@@ -107,6 +107,10 @@ def _redirect_target(
         raise URLRefusedError(exc.reason, f"{exc} (the page redirected there)") from None
 
 
+def _target(url: str | Target, policy: JailPolicy) -> Target:
+    return url if isinstance(url, Target) else parse_url(url, policy)
+
+
 def _hop_request(target: Target, headers: dict[str, str], remaining: float) -> httpx.Request:
     return httpx.Request(
         "GET",
@@ -230,24 +234,25 @@ class Fetcher:
             else min(deadline_s, self.limits.deadline_s)
         )
 
-    def fetch(self, url: str, *, max_bytes: int | None = None) -> Page:
+    def fetch(self, url: str | Target, *, max_bytes: int | None = None) -> Page:
         return _page(self.fetch_raw(url, max_bytes=max_bytes))
 
-    async def afetch(self, url: str, *, max_bytes: int | None = None) -> Page:
+    async def afetch(self, url: str | Target, *, max_bytes: int | None = None) -> Page:
         fetched = await self.afetch_raw(url, max_bytes=max_bytes)
         # HTML conversion is CPU work: off the event loop, and outside the network deadline
         # (as in ``fetch``), so a page that arrived in time is not lost to its conversion.
         return await anyio.to_thread.run_sync(_page, fetched)
 
     def fetch_raw(
-        self, url: str, *, max_bytes: int | None = None, deadline_s: float | None = None
+        self, url: str | Target, *, max_bytes: int | None = None, deadline_s: float | None = None
     ) -> Fetched:
-        """The final response's head and bounded body, not yet converted."""
+        """The final response's head and bounded body, not yet converted. ``url`` may be a
+        ``Target`` this fetcher's policy already accepted (it is not parsed twice)."""
         limit = self.limits.bytes_for(max_bytes)
         budget = self._deadline_s(deadline_s)
         started = time.monotonic()
         deadline = started + budget
-        first = target = parse_url(url, self.policy)
+        first = target = _target(url, self.policy)
         redirects: list[Redirect] = []
         transport = self._sync_transport()
         with deadline_scope(deadline), _fetch_errors(budget):
@@ -266,13 +271,13 @@ class Fetcher:
         return _fetched(first, target, redirects, response, body, started, headers_at)
 
     async def afetch_raw(
-        self, url: str, *, max_bytes: int | None = None, deadline_s: float | None = None
+        self, url: str | Target, *, max_bytes: int | None = None, deadline_s: float | None = None
     ) -> Fetched:
         limit = self.limits.bytes_for(max_bytes)
         budget = self._deadline_s(deadline_s)
         started = time.monotonic()
         deadline = started + budget
-        first = target = parse_url(url, self.policy)
+        first = target = _target(url, self.policy)
         redirects: list[Redirect] = []
         transport = self._async_transport()
         try:

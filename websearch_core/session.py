@@ -942,19 +942,19 @@ class WebSearch:
         (``page.ok`` is False); refusals and network failures raise a ``FetchError``.
         """
         with boundary("fetch", self._redactor):
-            request, key, hit = self._page_memo(url, max_bytes, offset)
+            request, target, key, hit = self._page_memo(url, max_bytes, offset)
             if hit is not None:
                 return hit
-            page = self._fetcher.fetch(request.url, max_bytes=request.max_bytes)
+            page = self._fetcher.fetch(target, max_bytes=request.max_bytes)
             return self._remember_page(key, page, request.offset)
 
     async def afetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
         """``fetch`` for the event loop."""
         with boundary("fetch", self._redactor):
-            request, key, hit = self._page_memo(url, max_bytes, offset)
+            request, target, key, hit = self._page_memo(url, max_bytes, offset)
             if hit is not None:
                 return hit
-            page = await self._fetcher.afetch(request.url, max_bytes=request.max_bytes)
+            page = await self._fetcher.afetch(target, max_bytes=request.max_bytes)
             return self._remember_page(key, page, request.offset)
 
     def scrape(
@@ -1117,8 +1117,8 @@ class WebSearch:
         )
 
     def _bulk_target(self, url: object) -> tuple[Target, tuple[str, int], Page | None]:
-        request, key, hit = self._page_memo(url, None, 0)
-        return parse_url(request.url, self._fetcher.policy), key, hit
+        _, target, key, hit = self._page_memo(url, None, 0)
+        return target, key, hit
 
     def _bulk_fetch(self, url: object, batch: _Batch) -> _BulkFetched | Page:
         """One URL's network stage, on a batch thread: the memo's page, or the raw fetch."""
@@ -1129,7 +1129,7 @@ class WebSearch:
             with batch.slots.hold(target.host):
                 delay = self._robots.check(target) if batch.robots else None
                 self._pace.wait(target.host, max(batch.interval, delay or 0.0))
-                fetched = self._fetcher.fetch_raw(target.url)
+                fetched = self._fetcher.fetch_raw(target)
             return _BulkFetched(key, fetched)
 
     async def _abulk_fetch(
@@ -1143,7 +1143,7 @@ class WebSearch:
                 delay = await self._robots.acheck(target) if batch.robots else None
                 await self._pace.await_turn(target.host, max(batch.interval, delay or 0.0))
                 async with network:
-                    fetched = await self._fetcher.afetch_raw(target.url)
+                    fetched = await self._fetcher.afetch_raw(target)
             return _BulkFetched(key, fetched)
 
     def _then_convert(self, fetching: Future[_BulkFetched | Page]) -> Future[Page]:
@@ -1194,18 +1194,21 @@ class WebSearch:
 
     def _page_memo(
         self, url: object, max_bytes: object, offset: object
-    ) -> tuple[FetchRequest, tuple[str, int], Page | None]:
+    ) -> tuple[FetchRequest, Target, tuple[str, int], Page | None]:
+        """The request, its jailed target (refused before any I/O; the fetch reuses it), its
+        memo key, and the memo's page if it holds one."""
         try:
             request = FetchRequest(url=url, max_bytes=max_bytes, offset=offset)  # type: ignore[arg-type]
         except ValidationError as exc:
             raise InvalidRequestError(argument_message(exc)) from None
-        target = parse_url(request.url, self._fetcher.policy)  # refuses before any I/O
+        target = parse_url(request.url, self._fetcher.policy)
         key = (target.url, self._fetcher.limits.bytes_for(request.max_bytes))
         hit = self._pages.get(key)
         if hit is None:
-            return request, key, None
+            return request, target, key, None
         return (
             request,
+            target,
             key,
             self._at_offset(hit.model_copy(update={"from_memo": True}), request.offset),
         )
