@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from llama_index.core.schema import BaseNode, Document, TransformComponent
-from pydantic import Field, PrivateAttr
+from pydantic import Field, PrivateAttr, field_serializer
 
 from llamaindex_websearch.readers import page_document
 from websearch_core import Page, WebSearch, WebSearchError
@@ -50,13 +50,15 @@ class WebPageFetch(TransformComponent):
     ``fetch_error`` in its metadata and no text, and is logged at WARNING: filter on
     ``metadata.get("fetch_error")``. Reading honours ``robots.txt`` and the per-host limits
     of ``config`` (``websearch_core.bulk.BulkConfig``); each worker process builds its own
-    session, once, on its first batch.
+    session, once, on its first batch, and converts pages in that process (``num_workers`` is
+    the parallelism). A pipeline's cache keeps what a run returned, failures included: pass
+    ``IngestionPipeline(..., disable_cache=True)`` to read failed URLs again on the next run.
     """
 
     config: BulkConfig = Field(
-        # One conversion process per core, as for fetch_many: a pipeline run without
-        # num_workers still uses every core.
-        default_factory=lambda: BulkConfig(convert_workers=None),
+        # Converted in each pipeline worker's own process: ``num_workers`` is the parallelism
+        # (one conversion pool per worker would start num_workers x cores processes).
+        default_factory=BulkConfig,
         description="How each worker reads (websearch_core.bulk.BulkConfig).",
     )
     _session: WebSearch | None = PrivateAttr(default=None)
@@ -64,6 +66,11 @@ class WebPageFetch(TransformComponent):
     @classmethod
     def class_name(cls) -> str:
         return "WebPageFetch"
+
+    @field_serializer("config")
+    def _config_without_keys(self, config: BulkConfig) -> str:
+        # to_json / the pipeline's cache key: never the session keys it may carry.
+        return repr(config)
 
     def __getstate__(self) -> dict[Any, Any]:
         state = super().__getstate__()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import os
 import pickle
 import signal
@@ -23,7 +24,14 @@ import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
 from tests.support.pages import HTML, article, serve_articles
-from websearch_core import FetchError, Page, URLRefusedError, WebSearch, WebSearchError
+from websearch_core import (
+    FetchError,
+    InvalidRequestError,
+    Page,
+    URLRefusedError,
+    WebSearch,
+    WebSearchError,
+)
 from websearch_core.bulk import (
     COLUMNS,
     BulkConfig,
@@ -34,6 +42,8 @@ from websearch_core.bulk import (
 )
 from websearch_core.documents import document_id
 from websearch_core.jail import JailPolicy
+from websearch_core.robots import RobotsRules
+from websearch_core.workers import ConversionWorkers
 
 LOOPBACK = JailPolicy(allow_private=True)
 REPO = Path(__file__).resolve().parent.parent
@@ -110,24 +120,40 @@ def test_small_pages_and_plain_text_never_go_to_a_worker(server: ScriptedServer)
         assert ws._converters.pids == []  # and no worker was even started
 
 
-def test_a_killed_worker_fails_only_the_page_it_held(server: ScriptedServer) -> None:
+def test_a_worker_that_died_idle_is_replaced_and_no_page_fails(server: ScriptedServer) -> None:
     urls = serve_articles(server, 30)
     with on_workers() as ws:
         pages_of(list(ws.fetch_many(urls[:10])))
         victim = ws._converters.pids[0]
-        os.kill(victim, signal.SIGKILL)
+        os.kill(victim, signal.SIGKILL)  # out of memory, a stray kill: while it held nothing
         psutil.Process(victim).wait(timeout=10)
-        outcomes = list(ws.fetch_many(urls[10:]))
-        failed = [(url, o) for url, o in outcomes if not isinstance(o, Page)]
-        assert len(failed) == 1, failed
-        error = failed[0][1]
-        assert isinstance(error, FetchError)
-        assert error.retryable
-        assert "worker converting it stopped" in str(error)
-        assert [url for url, _ in outcomes] == urls[10:]  # every URL accounted for, in order
-        pages_of(list(ws.fetch_many(urls[:10])))  # a new worker took its place
+        pages = pages_of(list(ws.fetch_many(urls[10:])))
+        assert [page.url for page in pages] == urls[10:]
+        pages_of(list(ws.fetch_many(urls[:10])))
         assert len(ws._converters.pids) == 2
         assert victim not in ws._converters.pids
+
+
+def test_a_worker_killed_while_converting_fails_only_that_page() -> None:
+    # A 1.9 MB article takes a worker well over a second here: killed meanwhile, that page
+    # is lost and says so; the next pages convert on a new worker.
+    big = article(1, size=1_900_000)
+    small = article(2)
+    workers = ConversionWorkers(1)
+    workers.wait_for_start = True
+    try:
+        workers.submit(small, "text/html", "http://a.test/warm").result(timeout=60)
+        converting = workers.submit(big, "text/html", "http://a.test/big")
+        time.sleep(0.3)
+        os.kill(workers.pids[0], signal.SIGKILL)
+        with pytest.raises(FetchError, match="worker converting it stopped") as lost:
+            converting.result(timeout=60)
+        assert lost.value.retryable
+        after = workers.submit(small, "text/html", "http://a.test/after").result(timeout=60)
+        assert after.title == "Article 2"
+        assert workers.converted_on_workers == 2  # the first page and the one after
+    finally:
+        workers.close()
 
 
 def test_close_stops_the_workers(server: ScriptedServer) -> None:
@@ -140,6 +166,20 @@ def test_close_stops_the_workers(server: ScriptedServer) -> None:
     assert not any(psutil.pid_exists(pid) for pid in pids)
     pages_of(list(ws.fetch_many(urls)))  # a closed pool starts again when needed
     ws.close()
+
+
+def test_closing_the_workers_during_a_batch_loses_no_page(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 60)
+    with on_workers() as ws:
+        outcomes = []
+        for n, outcome in enumerate(ws.fetch_many(urls)):
+            outcomes.append(outcome)
+            if n == 3:
+                ws._converters.close()  # what ws.close() from another thread does to them
+        pages = pages_of(outcomes)
+        assert [page.url for page in pages] == urls
+        pages_of(list(ws.fetch_many(urls[:10])))  # and the session converts on after it
+        assert len(ws._converters.pids) == 2
 
 
 def test_a_script_without_a_main_guard_runs_its_top_level_once(
@@ -329,6 +369,73 @@ def test_robots_txt_status_decides_for_the_whole_site(
     assert sum(1 for s in server.seen if s.path.startswith("/p/")) == (3 if allowed else 0)
 
 
+@pytest.mark.parametrize(
+    ("robots", "path", "allowed"),
+    [
+        ("User-agent: *\nAllow: /\nDisallow: /private\n", "/private/a", False),  # longest
+        ("User-agent: *\nDisallow: /\nAllow: /public\n", "/public/a", True),
+        ("User-agent: *\nDisallow: /a\nAllow: /a\n", "/a/b", True),  # a tie: Allow
+        ("User-agent: *\nDisallow: /*.pdf$\n", "/docs/x.pdf", False),
+        ("User-agent: *\nDisallow: /*.pdf$\n", "/docs/x.pdf?download=1", True),
+        ("User-agent: *\nDisallow: /*/private\n", "/a/private/b", False),
+        ("User-agent: *\nDisallow: /search?\n", "/search?q=1", False),
+        ("\ufeffUser-agent: *\nDisallow: /x\n", "/x", False),  # a byte-order mark
+        ("User-agent: web\nDisallow: /\n", "/a", True),  # not our token
+        ("User-agent: WebSearch-Pack/0.1\nDisallow: /a\nUser-agent: *\nDisallow: /\n", "/b", True),
+        (
+            "User-agent: websearch-pack\nDisallow: /a\n\n"
+            "User-agent: websearch-pack\nDisallow: /b\n",
+            "/b",
+            False,
+        ),
+        ("User-agent: *\nDisallow:\n", "/anything", True),
+        ("User-agent: *\nDisallow: /\n", "/robots.txt", True),
+    ],
+)
+def test_robots_rules_are_read_as_rfc_9309_says(robots: str, path: str, allowed: bool) -> None:
+    assert RobotsRules.parse(robots).allows(path) is allowed
+
+
+@pytest.mark.parametrize(("status", "allowed"), [(401, True), (403, True), (429, False)])
+def test_robots_txt_auth_statuses_allow_and_429_waits(
+    server: ScriptedServer, status: int, allowed: bool
+) -> None:
+    server.script("/robots.txt", Reply(status, "whatever"))
+    urls = serve_articles(server, 2)
+    with session() as ws:
+        outcomes = [o for _, o in ws.fetch_many(urls)]
+    assert all(isinstance(o, Page) for o in outcomes) is allowed
+
+
+def test_a_blocked_loop_does_not_hang_a_sync_read_waiting_on_its_robots_txt(
+    server: ScriptedServer,
+) -> None:
+    # An async batch on the loop owns the site's robots.txt read; a sync fetch_many then
+    # runs on the loop's own thread (a notebook cell), so that read cannot finish. The sync
+    # read waits at most a fetch deadline, then reads robots.txt itself.
+    server.script("/robots.txt", Reply(200, "User-agent: *\n", delay_s=0.2))
+    urls = serve_articles(server, 4)
+    with session(fetch_timeout=2.0) as ws:
+
+        async def cell() -> list[Page]:
+            owner = asyncio.ensure_future(_drain(ws.afetch_many(urls)))
+            await asyncio.sleep(0)  # the owner claims the read
+            await asyncio.sleep(0.05)
+            started = time.monotonic()
+            pages = pages_of(list(ws.fetch_many(urls)))
+            assert time.monotonic() - started < 10.0
+            # The owner's own read ran out of time while the loop was blocked: its pages say
+            # so, each in its place.
+            assert [url for url, _ in await owner] == urls
+            return pages
+
+        assert len(asyncio.run(cell())) == 4
+
+
+async def _drain(pairs: Any) -> list[tuple[str, Page | WebSearchError]]:
+    return [pair async for pair in pairs]
+
+
 def test_the_robots_fetch_goes_through_the_jail(server: ScriptedServer) -> None:
     # A robots.txt redirecting to the metadata endpoint: the jail refuses the hop (nothing is
     # sent there) and the site is read as having no rules. Without the jail, the hop would be
@@ -393,6 +500,52 @@ def test_per_host_rate_spaces_request_starts(server: ScriptedServer) -> None:
         assert time.monotonic() - started >= 0.45  # five gaps of 0.1 s
 
 
+def test_per_host_rate_holds_while_the_network_slots_are_busy(server: ScriptedServer) -> None:
+    # Two slow pages hold both network slots; the four after them must still start 0.5 s
+    # apart, not all at once when the slots free up.
+    slow = [f"{server.url}/slow/{n}" for n in range(2)]
+    for url in slow:
+        server.script(url.removeprefix(server.url), Reply(200, article(0), HTML, delay_s=1.5))
+    fast = serve_articles(server, 4)
+    with session(per_host_rate=2.0) as ws:
+
+        async def read() -> None:
+            pages_of([pair async for pair in ws.afetch_many(slow + fast, concurrency=2)])
+
+        asyncio.run(read())
+    starts = sorted(seen.at for seen in server.seen if seen.path != "/robots.txt")
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
+    assert len(starts) == 6
+    assert min(gaps) >= 0.45, gaps
+
+
+def test_per_host_concurrency_holds_across_batches_at_once(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 8, delay_s=0.3)
+    with session(per_host_concurrency=2) as ws:
+        started = time.monotonic()
+        threads = [
+            threading.Thread(target=lambda part=part: pages_of(list(ws.fetch_many(part))))
+            for part in (urls[:4], urls[4:])
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert time.monotonic() - started >= 1.15  # 8 pages, 2 at a time: 4 waves of 0.3 s
+        assert ws._host_slots._threads == {}  # nothing kept for a host nobody reads now
+
+
+def test_leaving_a_batch_early_stops_its_waits_and_its_fetches(server: ScriptedServer) -> None:
+    server.script("/robots.txt", Reply(200, "User-agent: *\nCrawl-delay: 5\n"))
+    urls = serve_articles(server, 20)
+    with session() as ws:
+        started = time.monotonic()
+        for _ in ws.fetch_many(urls, concurrency=4):
+            break
+        assert time.monotonic() - started < 4.0  # not three more crawl delays of 5 s
+    assert sum(1 for seen in server.seen if seen.path.startswith("/p/")) <= 2
+
+
 # -- the data-engine surface ----------------------------------------------------------------
 
 
@@ -451,6 +604,12 @@ def test_fetch_batch_returns_one_flat_record_per_url_and_never_raises(
     assert [row["markdown"] for row in again] == [row["markdown"] for row in rows]
 
 
+def test_fetch_batch_reads_one_url_given_alone(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 1)
+    rows = fetch_batch(urls[0], BulkConfig(allow_private=True))
+    assert [row["title"] for row in rows] == ["Article 0"]
+
+
 def test_the_default_batch_config_refuses_private_addresses(server: ScriptedServer) -> None:
     urls = serve_articles(server, 3)
     rows = fetch_batch(urls)
@@ -482,8 +641,12 @@ def test_web_reader_takes_every_batch_format_and_pickles_without_its_session(
     copy = pickle.loads(pickle.dumps(reader))  # noqa: S301 - an actor's copy: the config, not the session
     assert copy._session is None
     assert copy.config == reader.config
-    with pytest.raises(KeyError, match="no 'link' column"):
+    with pytest.raises(InvalidRequestError, match="no 'link' column"):
         asyncio.run(WebReader(BulkConfig(url_column="link"))({"url": np.array(urls)}))
+    with pytest.raises(InvalidRequestError, match="title would be overwritten"):
+        asyncio.run(reader({"url": np.array(urls), "title": np.array(["mine"] * 4)}))
+    with pytest.raises(InvalidRequestError, match="a batch must be"):
+        asyncio.run(reader(urls))
 
 
 def test_a_batch_config_never_shows_the_keys_it_carries() -> None:

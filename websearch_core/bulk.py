@@ -27,6 +27,7 @@ from typing import Any
 
 from websearch_core.documents import settle
 from websearch_core.errors import (
+    ConfigurationError,
     FetchError,
     FetchTimeoutError,
     InternalError,
@@ -93,6 +94,15 @@ class BulkConfig:
     session: Mapping[str, Any] = field(default_factory=dict)
 
     def new_session(self) -> WebSearch:
+        """A session reading as this config says; a bad config is a ``ConfigurationError``."""
+        try:
+            return self._session()
+        except WebSearchError:
+            raise
+        except TypeError as exc:  # an unknown keyword in ``session``
+            raise ConfigurationError(f"bad BulkConfig.session: {exc}") from None
+
+    def _session(self) -> WebSearch:
         return WebSearch(
             **{
                 "fetch_concurrency": self.concurrency,
@@ -168,10 +178,14 @@ def record(url: object, outcome: Page | WebSearchError) -> dict[str, Any]:
 
 
 def fetch_batch(
-    urls: Iterable[object], config: BulkConfig | None = None, *, session: WebSearch | None = None
+    urls: Iterable[object] | str,
+    config: BulkConfig | None = None,
+    *,
+    session: WebSearch | None = None,
 ) -> list[dict[str, Any]]:
     """One record per URL, in input order; never raises for a URL (only for a bad
-    ``config``). A ``session`` may be passed to reuse its connections and robots.txt rules."""
+    ``config``, or ``urls`` that is not a URL or a list of them). A ``session`` may be passed
+    to reuse its connections and robots.txt rules."""
     config = config or BulkConfig()
     own = session is None
     reader = config.new_session() if session is None else session
@@ -183,7 +197,10 @@ def fetch_batch(
 
 
 async def afetch_batch(
-    urls: Iterable[object], config: BulkConfig | None = None, *, session: WebSearch | None = None
+    urls: Iterable[object] | str,
+    config: BulkConfig | None = None,
+    *,
+    session: WebSearch | None = None,
 ) -> list[dict[str, Any]]:
     """``fetch_batch`` on the running event loop."""
     config = config or BulkConfig()
@@ -196,9 +213,14 @@ async def afetch_batch(
             await reader.aclose()
 
 
-def _listed(urls: Iterable[object]) -> list[Any]:
-    # Items of the wrong type stay in the list: fetch_many makes each its own failed row.
-    return [item.item() if hasattr(item, "item") else item for item in urls]  # numpy scalars
+def _listed(urls: Iterable[object] | str) -> list[Any]:
+    # One URL is a batch of one; items of the wrong type stay in the list, each its own
+    # failed row; numpy scalars become Python ones.
+    if isinstance(urls, str):
+        return [urls]
+    if not isinstance(urls, Iterable) or isinstance(urls, bytes | Mapping):
+        raise InvalidRequestError("urls must be a URL or a list of URLs")
+    return [item.item() if hasattr(item, "item") else item for item in urls]
 
 
 def arrow_schema() -> Any:
@@ -245,7 +267,16 @@ class WebReader:
         columns = _columns(batch)
         name = self.config.url_column
         if name not in columns:
-            raise KeyError(f"the batch has no {name!r} column (BulkConfig.url_column)")
+            raise InvalidRequestError(
+                f"the batch has no {name!r} column: name the URL column with "
+                "BulkConfig(url_column=...)"
+            )
+        clashes = sorted(set(columns) & set(COLUMNS) - {name})
+        if clashes:
+            raise InvalidRequestError(
+                f"the batch's columns {', '.join(clashes)} would be overwritten by the record's: "
+                "rename them before this stage"
+            )
         if self._session is None:
             self._session = self.config.new_session()
         rows = await afetch_batch(columns.pop(name), self.config, session=self._session)
@@ -273,7 +304,7 @@ def _columns(batch: Any) -> dict[str, list[Any]]:
             str(name): values.tolist() if hasattr(values, "tolist") else list(values)
             for name, values in batch.items()
         }
-    raise TypeError(
+    raise InvalidRequestError(
         "a batch must be a dict of columns, a pyarrow Table or a DataFrame, "
         f"not {type(batch).__name__}"
     )

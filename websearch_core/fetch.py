@@ -19,6 +19,7 @@ import datetime as dt
 import ssl
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,8 +150,9 @@ class Fetcher:
             "Accept-Encoding": ACCEPT_ENCODING,
         }
         self._transport: httpx.BaseTransport | None = None
-        self._atransport: httpx.AsyncBaseTransport | None = None
-        self._atransport_loop: asyncio.AbstractEventLoop | None = None
+        self._atransports: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, httpx.AsyncBaseTransport
+        ] = weakref.WeakKeyDictionary()
         # Threads (a batch, a search's link lookups) may ask for the transport at once: one
         # is made, so no connection pool is left behind unclosed.
         self._making = threading.Lock()
@@ -180,26 +182,23 @@ class Fetcher:
     def _async_transport(self) -> httpx.AsyncBaseTransport:
         loop = asyncio.get_running_loop()
         with self._making:
-            # Pooled connections belong to the loop that opened them: on another loop (a second
-            # ``asyncio.run``) they would fail with "Event loop is closed". That loop is gone
-            # or not ours to run, so its pool is dropped, not closed (its sockets close with it).
-            if self._atransport is not None and self._atransport_loop is not loop:
-                self._atransport = None
-            self._atransport_loop = loop
-            return self._made_async_transport()
+            # Pooled connections belong to the loop that opened them: on another loop (a
+            # second ``asyncio.run``, a thread with its own loop) they fail with "Event loop
+            # is closed". So each loop has its own transport.
+            transport = self._atransports.get(loop)
+            if transport is None:
+                transport = self._atransports[loop] = self._new_async_transport()
+            return transport
 
-    def _made_async_transport(self) -> httpx.AsyncBaseTransport:
-        if self._atransport is None:
-            if self._proxy:
-                self._atransport = async_proxy_transport(self._proxy, verify=self._verify)
-            else:
-                self._atransport = AsyncJailedTransport(
-                    self.policy,
-                    self._resolver,
-                    verify=self._verify,
-                    network_backend=self._async_network_backend,
-                )
-        return self._atransport
+    def _new_async_transport(self) -> httpx.AsyncBaseTransport:
+        if self._proxy:
+            return async_proxy_transport(self._proxy, verify=self._verify)
+        return AsyncJailedTransport(
+            self.policy,
+            self._resolver,
+            verify=self._verify,
+            network_backend=self._async_network_backend,
+        )
 
     def _before_hop(self, target: Target, deadline: float, budget: float) -> float:
         """The time left before this hop (``budget``, the whole fetch's, names a timeout)."""
@@ -356,9 +355,12 @@ class Fetcher:
             self._transport = None
 
     async def aclose(self) -> None:
+        """Close the sync transport and this loop's; another loop's transport cannot be
+        closed from here and is dropped (its sockets close when it is collected)."""
         self.close()
-        transport, self._atransport = self._atransport, None
-        if transport is not None and self._atransport_loop is asyncio.get_running_loop():
+        transport = self._atransports.pop(asyncio.get_running_loop(), None)
+        self._atransports.clear()
+        if transport is not None:
             await transport.aclose()
 
 

@@ -1,6 +1,7 @@
 """Per-host limits for bulk reads, inside one process: requests at once, and their spacing.
 
-They hold within one worker. N processes (N Ray actors, N Spark tasks) reading the same
+They hold across every bulk read of a session (threads and batches alike; on event loops,
+per loop), within one process. N processes (N Ray actors, N Spark tasks) reading the same
 host each apply them, so the host sees N times the rate: partition URLs by host before the
 fetch stage so that each host's URLs land in one worker (the README's "Scale out").
 """
@@ -10,8 +11,12 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from websearch_core.errors import FetchError
 
 __all__ = ["HostPace", "HostSlots"]
 
@@ -36,23 +41,36 @@ class HostPace:
             self._next[host] = start + interval
             return start - now
 
-    def wait(self, host: str, interval: float) -> None:
-        if interval > 0:
-            time.sleep(self.reserve(host, interval))
+    def wait(self, host: str, interval: float, stop: threading.Event) -> None:
+        """Wait for the host's turn, unless the batch stops first."""
+        if interval > 0 and stop.wait(self.reserve(host, interval)):
+            raise FetchError("the batch was stopped before this page was read")
 
     async def await_turn(self, host: str, interval: float) -> None:
         if interval > 0:
             await asyncio.sleep(self.reserve(host, interval))
 
 
+class _Slot:
+    """A host's semaphore and how many hold or wait for it."""
+
+    def __init__(self, semaphore: Any) -> None:
+        self.semaphore = semaphore
+        self.users = 0
+
+
 class HostSlots:
-    """At most ``limit`` requests at once per host, for one batch (``None``: no limit)."""
+    """At most ``limit`` requests at once per host (``None``: no limit), for a whole
+    session: threads share one count per host, each event loop has its own. A host's count
+    is dropped when nobody holds or waits for it, so a million hosts do not stay in memory."""
 
     def __init__(self, limit: int | None) -> None:
         self.limit = limit
         self._lock = threading.Lock()
-        self._sync: dict[str, threading.BoundedSemaphore] = {}
-        self._async: dict[str, asyncio.Semaphore] = {}
+        self._threads: dict[str, _Slot] = {}
+        self._loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Slot]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @contextmanager
     def hold(self, host: str) -> Iterator[None]:
@@ -60,15 +78,33 @@ class HostSlots:
             yield
             return
         with self._lock:
-            slot = self._sync.setdefault(host, threading.BoundedSemaphore(self.limit))
-        with slot:
-            yield
+            slot = self._threads.get(host) or _Slot(threading.Semaphore(self.limit))
+            self._threads[host] = slot
+            slot.users += 1
+        try:
+            with slot.semaphore:
+                yield
+        finally:
+            self._release(self._threads, host, slot)
 
     @asynccontextmanager
     async def ahold(self, host: str) -> AsyncIterator[None]:
         if self.limit is None:
             yield
             return
-        slot = self._async.setdefault(host, asyncio.Semaphore(self.limit))
-        async with slot:
-            yield
+        with self._lock:
+            hosts = self._loops.setdefault(asyncio.get_running_loop(), {})
+            slot = hosts.get(host) or _Slot(asyncio.Semaphore(self.limit))
+            hosts[host] = slot
+            slot.users += 1
+        try:
+            async with slot.semaphore:
+                yield
+        finally:
+            self._release(hosts, host, slot)
+
+    def _release(self, hosts: dict[str, _Slot], host: str, slot: _Slot) -> None:
+        with self._lock:
+            slot.users -= 1
+            if slot.users == 0 and hosts.get(host) is slot:
+                del hosts[host]

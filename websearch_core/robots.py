@@ -6,32 +6,40 @@ page a person or the model chose, like a browser's, and does not read it.
 
 - The file is fetched like any page — jail, redirects, one deadline, a 512 kB ceiling — so a
   robots.txt that redirects to a private address is refused like a page would be.
-- 2xx: its rules, for the ``websearch-pack`` product token (``*`` otherwise). 4xx: no rules
-  (RFC 9309 §2.3.1.3). 429, 5xx: everything disallowed for now (§2.3.1.4), retryable. A
-  refused redirect: no rules (the page's own fetch is jailed anyway). The site unreachable:
-  the page fails with why, retryable, and the failure is remembered for a minute so a dead
-  site's thousand URLs do not each wait out a deadline.
+- 2xx: its rules (below). 4xx: no rules (§2.3.1.3). 429, 5xx: everything disallowed for now
+  (§2.3.1.4), retryable. A refused redirect, a redirect loop: no rules (the page's own fetch
+  is jailed anyway). The site unreachable: the page fails with why, retryable, and the
+  failure is remembered for a minute so a dead site's thousand URLs do not each wait out a
+  deadline.
+- The rules (§2.2): the group whose ``User-agent`` is our product token ``websearch-pack``
+  (case-insensitive; groups naming it twice are merged), else the ``*`` group, else none. The
+  longest matching ``Allow``/``Disallow`` path wins, ``Allow`` on a tie; ``*`` matches any
+  run of characters and a final ``$`` the end of the path. ``/robots.txt`` is always allowed.
+  ``Crawl-delay`` (not in the RFC, widely used) spaces requests to the site, up to 30 s.
 - Rules are kept for an hour (the RFC allows a day), for the last 4,096 sites.
 - Concurrent reads of the same site wait for one fetch of its robots.txt, from threads and
-  event loops alike.
+  event loops alike, but never longer than a fetch's deadline: then they read it themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
-import urllib.robotparser
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import urlsplit
 
 from websearch_core.errors import FetchError, URLRefusedError, WebSearchError
 from websearch_core.fetch import Fetched, Fetcher
 from websearch_core.jail import Target
 
-__all__ = ["AGENT", "RobotsCache"]
+__all__ = ["AGENT", "RobotsCache", "RobotsRules"]
 
 #: The product token matched against ``User-agent:`` lines.
 AGENT = "websearch-pack"
@@ -45,8 +53,80 @@ _MAX_CRAWL_DELAY_S = 30.0
 
 
 @dataclass(frozen=True)
-class _Rules:
-    parser: urllib.robotparser.RobotFileParser | None = None  # None: everything allowed
+class RobotsRules:
+    """One site's rules for our product token: ``(allow, path pattern)`` pairs and a delay."""
+
+    rules: tuple[tuple[bool, str], ...] = ()
+    crawl_delay: float | None = None
+
+    @classmethod
+    def parse(cls, text: str, agent: str = AGENT) -> RobotsRules:
+        groups: dict[str, list[tuple[bool, str]]] = {}
+        delays: dict[str, float] = {}
+        agents: list[str] = []
+        in_rules = False
+        for raw in text.lstrip("\ufeff").splitlines():
+            line = raw.partition("#")[0].strip()
+            name, colon, value = line.partition(":")
+            if not colon:
+                continue
+            name, value = name.strip().lower(), value.strip()
+            if name == "user-agent":
+                if in_rules:  # a user-agent line after rules starts a new group
+                    agents, in_rules = [], False
+                token = value.split("/")[0].strip().lower()
+                agents.append(token)
+                groups.setdefault(token, [])
+            elif name in ("allow", "disallow") and agents:
+                in_rules = True
+                if value:  # an empty Disallow allows everything: no rule
+                    for token in agents:
+                        groups[token].append((name == "allow", value))
+            elif name == "crawl-delay" and agents:
+                in_rules = True
+                try:
+                    delay = float(value)
+                except ValueError:
+                    continue
+                if delay == delay and delay > 0:  # not NaN
+                    for token in agents:
+                        delays[token] = min(delay, _MAX_CRAWL_DELAY_S)
+        chosen = agent if agent in groups else "*" if "*" in groups else None
+        if chosen is None:
+            return cls()
+        return cls(tuple(groups[chosen]), delays.get(chosen))
+
+    def allows(self, path: str) -> bool:
+        """Whether ``path`` (with its query) may be read: the longest match wins, Allow on a
+        tie; no match allows."""
+        if path == "/robots.txt":
+            return True
+        best_length, allowed = -1, True
+        for allow, pattern in self.rules:
+            if _pattern(pattern).match(path) is None:
+                continue
+            length = len(pattern)
+            if length > best_length or (length == best_length and allow):
+                best_length, allowed = length, allow
+        return allowed
+
+
+@lru_cache(maxsize=4096)
+def _pattern(pattern: str) -> re.Pattern[str]:
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    return re.compile(regex + (r"\Z" if anchored else ""), re.DOTALL)
+
+
+def _path_of(url: str) -> str:
+    parts = urlsplit(url)
+    return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    rules: RobotsRules = field(default_factory=RobotsRules)
     #: Set: every page of the site fails with a new error from this (one error object raised
     #: on many threads would share one traceback).
     refusal: Callable[[], WebSearchError] | None = None
@@ -55,16 +135,13 @@ class _Rules:
         """Raise if the page may not be read; else the site's crawl delay (seconds)."""
         if self.refusal is not None:
             raise self.refusal()
-        if self.parser is None:
-            return None
-        if not self.parser.can_fetch(AGENT, target.url):
+        if not self.rules.allows(_path_of(target.url)):
             raise URLRefusedError(
                 "robots",
                 f"refused: {_origin(target)}/robots.txt disallows this page for crawlers; a "
                 "bulk read honours it (fetch the page on its own if a person asked for it)",
             )
-        delay = self.parser.crawl_delay(AGENT)
-        return min(float(delay), _MAX_CRAWL_DELAY_S) if delay else None
+        return self.rules.crawl_delay
 
 
 def _origin(target: Target) -> str:
@@ -74,12 +151,11 @@ def _origin(target: Target) -> str:
     return f"{target.scheme}://{host}{port}"
 
 
-def _rules_of(fetched: Fetched, origin: str) -> tuple[_Rules, float]:
+def _verdict_of(fetched: Fetched, origin: str) -> tuple[_Verdict, float]:
     status = fetched.status
     if 200 <= status < 300:
-        parser = urllib.robotparser.RobotFileParser()
-        parser.parse(fetched.body.decode("utf-8", errors="replace").splitlines())
-        return _Rules(parser=parser), _RULES_TTL_S
+        text = fetched.body.decode("utf-8-sig", errors="replace")  # a BOM is not a rule
+        return _Verdict(RobotsRules.parse(text)), _RULES_TTL_S
     if status == 429 or status >= 500:
 
         def refusal() -> WebSearchError:
@@ -91,8 +167,8 @@ def _rules_of(fetched: Fetched, origin: str) -> tuple[_Rules, float]:
             refused.retryable = True
             return refused
 
-        return _Rules(refusal=refusal), _FAILURE_TTL_S
-    return _Rules(), _RULES_TTL_S  # 4xx (or an unfollowed 3xx): no rules
+        return _Verdict(refusal=refusal), _FAILURE_TTL_S
+    return _Verdict(), _RULES_TTL_S  # 4xx (or an unfollowed 3xx): no rules
 
 
 class RobotsCache:
@@ -101,91 +177,101 @@ class RobotsCache:
     def __init__(self, fetcher: Fetcher) -> None:
         self._fetcher = fetcher
         self._lock = threading.Lock()
-        self._known: OrderedDict[str, tuple[float, Future[_Rules]]] = OrderedDict()
-        self._reading: dict[str, Future[_Rules]] = {}
+        self._known: OrderedDict[str, tuple[float, _Verdict]] = OrderedDict()
+        self._reading: dict[str, Future[_Verdict | None]] = {}
+        # Waiting for another caller's read: at most one fetch's deadline, then read it here.
+        self._wait_s = fetcher.limits.deadline_s + 1.0
 
     def check(self, target: Target) -> float | None:
         """Raise ``URLRefusedError`` (reason ``robots``) or ``FetchError`` if the site's
         robots.txt keeps this page from a bulk read; else the site's crawl delay."""
         origin = _origin(target)
-        rules, mine = self._claim(origin)
-        if mine:
-            read: _Rules | None = None
-            ttl = 0.0
+        while True:
+            known, promise = self._claim(origin)
+            if known is not None:
+                return known.check(target)
+            if promise is None:  # ours to read
+                verdict: _Verdict | None = None
+                try:
+                    verdict, ttl = self._read(origin)
+                finally:
+                    self._settle(origin, verdict, ttl if verdict else 0.0)
+                return verdict.check(target)
             try:
-                read, ttl = self._read(origin)
-            finally:
-                self._settle(origin, rules, read, ttl)
-        return rules.result().check(target)
+                waited = promise.result(timeout=self._wait_s)
+            except FutureTimeout:  # the reader is stuck (its loop blocked): read it here
+                waited, _ = self._read(origin)
+            if waited is not None:  # None: the reader was interrupted; claim it again
+                return waited.check(target)
 
     async def acheck(self, target: Target) -> float | None:
         """``check`` for the event loop."""
         origin = _origin(target)
-        rules, mine = self._claim(origin)
-        if mine:
-            read: _Rules | None = None
-            ttl = 0.0
+        while True:
+            known, promise = self._claim(origin)
+            if known is not None:
+                return known.check(target)
+            if promise is None:
+                verdict: _Verdict | None = None
+                try:
+                    verdict, ttl = await self._aread(origin)
+                finally:  # cancelled: the others waiting claim the read again
+                    self._settle(origin, verdict, ttl if verdict else 0.0)
+                return verdict.check(target)
             try:
-                read, ttl = await self._aread(origin)
-            finally:  # cancelled: the others waiting are told, not left hanging
-                self._settle(origin, rules, read, ttl)
-            return read.check(target)
-        return (await asyncio.wrap_future(rules)).check(target)
+                # shield: giving up waiting must not cancel the read the others wait for.
+                waited = await asyncio.wait_for(
+                    asyncio.shield(asyncio.wrap_future(promise)), self._wait_s
+                )
+            except asyncio.TimeoutError:
+                waited, _ = await self._aread(origin)
+            if waited is not None:
+                return waited.check(target)
 
-    def _claim(self, origin: str) -> tuple[Future[_Rules], bool]:
-        """The site's rules, known or being read, or a promise this caller must keep."""
+    def _claim(self, origin: str) -> tuple[_Verdict | None, Future[_Verdict | None] | None]:
+        """The site's verdict if known; else the read to wait for; else (None, None): the
+        caller must read it and ``_settle``."""
         with self._lock:
             known = self._known.get(origin)
             if known is not None and known[0] > time.monotonic():
                 self._known.move_to_end(origin)
-                return known[1], False
+                return known[1], None
             reading = self._reading.get(origin)
             if reading is not None:
-                return reading, False
-            promise: Future[_Rules] = Future()
-            self._reading[origin] = promise
-            return promise, True
+                return None, reading
+            self._reading[origin] = Future()
+            return None, None
 
-    def _settle(
-        self, origin: str, promise: Future[_Rules], rules: _Rules | None, ttl: float
-    ) -> None:
+    def _settle(self, origin: str, verdict: _Verdict | None, ttl: float) -> None:
         with self._lock:
-            if promise.done():
-                return
-            self._reading.pop(origin, None)
-            if rules is None:
-                promise.set_exception(
-                    FetchError(f"reading {origin}/robots.txt was interrupted", retryable=True)
-                )
-                return
-            self._known[origin] = (time.monotonic() + ttl, promise)
-            self._known.move_to_end(origin)
-            while len(self._known) > _SITES:
-                self._known.popitem(last=False)
-            promise.set_result(rules)
+            promise = self._reading.pop(origin, None)
+            if verdict is not None:
+                self._known[origin] = (time.monotonic() + ttl, verdict)
+                self._known.move_to_end(origin)
+                while len(self._known) > _SITES:
+                    self._known.popitem(last=False)
+        if promise is not None:
+            promise.set_result(verdict)
 
-    def _read(self, origin: str) -> tuple[_Rules, float]:
+    def _read(self, origin: str) -> tuple[_Verdict, float]:
         try:
-            return _rules_of(
-                self._fetcher.fetch_raw(f"{origin}/robots.txt", max_bytes=_MAX_BYTES), origin
-            )
-        except URLRefusedError:
-            return _Rules(), _RULES_TTL_S
+            fetched = self._fetcher.fetch_raw(f"{origin}/robots.txt", max_bytes=_MAX_BYTES)
         except FetchError as exc:
-            return _unreachable(origin, exc)
+            return _failed(origin, exc)
+        return _verdict_of(fetched, origin)
 
-    async def _aread(self, origin: str) -> tuple[_Rules, float]:
+    async def _aread(self, origin: str) -> tuple[_Verdict, float]:
         try:
-            return _rules_of(
-                await self._fetcher.afetch_raw(f"{origin}/robots.txt", max_bytes=_MAX_BYTES),
-                origin,
-            )
-        except URLRefusedError:
-            return _Rules(), _RULES_TTL_S
+            fetched = await self._fetcher.afetch_raw(f"{origin}/robots.txt", max_bytes=_MAX_BYTES)
         except FetchError as exc:
-            return _unreachable(origin, exc)
+            return _failed(origin, exc)
+        return _verdict_of(fetched, origin)
 
 
-def _unreachable(origin: str, exc: FetchError) -> tuple[_Rules, float]:
+def _failed(origin: str, exc: FetchError) -> tuple[_Verdict, float]:
+    if isinstance(exc, URLRefusedError) or (type(exc) is FetchError and "redirect" in str(exc)):
+        # The jail refused where it redirects, or it redirects in a loop or too often: read
+        # as no robots.txt at all (RFC 9309 §2.3.1.2); every page is still jailed.
+        return _Verdict(), _RULES_TTL_S
     message = f"could not read {origin}/robots.txt: {exc}"
-    return _Rules(refusal=lambda: FetchError(message, retryable=True)), _FAILURE_TTL_S
+    return _Verdict(refusal=lambda: FetchError(message, retryable=True)), _FAILURE_TTL_S

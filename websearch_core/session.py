@@ -13,6 +13,7 @@ import ssl
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -115,12 +116,12 @@ def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
 
 @dataclasses.dataclass(frozen=True)
 class _Batch:
-    """One bulk read's limits."""
+    """One bulk read's limits, and its stop (set when the caller leaves it early)."""
 
     concurrency: int
     robots: bool
     interval: float  # seconds between request starts to one host
-    slots: HostSlots
+    stop: threading.Event = dataclasses.field(default_factory=threading.Event)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,7 +291,9 @@ class WebSearch:
         self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
         self._client = http_client
         self._aclient = async_http_client
-        self._aclient_loop: asyncio.AbstractEventLoop | None = None
+        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+            weakref.WeakKeyDictionary()
+        )
         self._making = threading.Lock()
         self._owns_client = http_client is None
         self._owns_aclient = async_http_client is None
@@ -311,6 +314,7 @@ class WebSearch:
         )
         self._robots = RobotsCache(self._fetcher)
         self._pace = HostPace()
+        self._host_slots = HostSlots(self.settings.per_host_concurrency)
         workers = self.settings.convert_workers
         self._converters = ConversionWorkers(default_workers() if workers is None else workers)
 
@@ -1062,7 +1066,8 @@ class WebSearch:
         """
         batch = self._batch(concurrency, robots)
         window: deque[tuple[str, Future[Page]]] = deque()
-        with ThreadPoolExecutor(max_workers=batch.concurrency) as pool:
+        pool = ThreadPoolExecutor(max_workers=batch.concurrency)
+        try:
             for url in _url_iterable(urls):
                 fetched = pool.submit(self._bulk_fetch, url, batch)
                 window.append((url, self._then_convert(fetched)))
@@ -1070,6 +1075,11 @@ class WebSearch:
                     yield _settled(*window.popleft())
             while window:
                 yield _settled(*window.popleft())
+        finally:
+            # Left early (a break, an exception): pages not started are not fetched, and no
+            # thread keeps sleeping through a host's crawl delay.
+            batch.stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     async def afetch_many(
         self, urls: Iterable[str], *, concurrency: int | None = None, robots: bool | None = None
@@ -1113,7 +1123,6 @@ class WebSearch:
             concurrency=_positive_int("concurrency", concurrency),
             robots=robots,
             interval=1 / rate if rate else 0.0,
-            slots=HostSlots(self.settings.per_host_concurrency),
         )
 
     def _bulk_target(self, url: object) -> tuple[Target, tuple[str, int], Page | None]:
@@ -1126,9 +1135,9 @@ class WebSearch:
             target, key, hit = self._bulk_target(url)
             if hit is not None:
                 return hit
-            with batch.slots.hold(target.host):
+            with self._host_slots.hold(target.host):
                 delay = self._robots.check(target) if batch.robots else None
-                self._pace.wait(target.host, max(batch.interval, delay or 0.0))
+                self._pace.wait(target.host, max(batch.interval, delay or 0.0), batch.stop)
                 fetched = self._fetcher.fetch_raw(target)
             return _BulkFetched(key, fetched)
 
@@ -1139,11 +1148,12 @@ class WebSearch:
             target, key, hit = self._bulk_target(url)
             if hit is not None:
                 return hit
-            async with batch.slots.ahold(target.host):
+            async with self._host_slots.ahold(target.host), network:
+                # Inside the network slot, as a batch thread is: a turn booked while waiting
+                # for a slot would have passed by the time one is free.
                 delay = await self._robots.acheck(target) if batch.robots else None
                 await self._pace.await_turn(target.host, max(batch.interval, delay or 0.0))
-                async with network:
-                    fetched = await self._fetcher.afetch_raw(target)
+                fetched = await self._fetcher.afetch_raw(target)
             return _BulkFetched(key, fetched)
 
     def _then_convert(self, fetching: Future[_BulkFetched | Page]) -> Future[Page]:
@@ -1160,18 +1170,18 @@ class WebSearch:
         def fetched(done: Future[_BulkFetched | Page]) -> None:
             try:
                 outcome = done.result()
-            except BaseException as exc:
-                page.set_exception(exc)
-                return
-            if isinstance(outcome, Page):
-                page.set_result(outcome)
-            elif self._converters.worth_a_worker(*_conversion_of(outcome.fetched)[:2]):
-                converting = self._converters.submit(*_conversion_of(outcome.fetched))
-                converting.add_done_callback(
-                    lambda converted: settle(lambda: self._bulk_page(outcome, converted.result()))
-                )
-            else:  # small or not HTML: cheaper here than a round trip
-                settle(lambda: self._bulk_page(outcome, outcome.fetched.convert()))
+                if isinstance(outcome, Page):
+                    page.set_result(outcome)
+                elif self._converters.worth_a_worker(*_conversion_of(outcome.fetched)[:2]):
+                    converting = self._converters.submit(*_conversion_of(outcome.fetched))
+                    converting.add_done_callback(
+                        lambda done: settle(lambda: self._bulk_page(outcome, done.result()))
+                    )
+                else:  # small or not HTML: cheaper here than a round trip
+                    settle(lambda: self._bulk_page(outcome, outcome.fetched.convert()))
+            except BaseException as exc:  # never leave the page's future unresolved
+                if not page.done():
+                    page.set_exception(exc)
 
         fetching.add_done_callback(fetched)
         return page
@@ -1250,35 +1260,42 @@ class WebSearch:
             return self._client
 
     def _async_client(self) -> httpx.AsyncClient:
+        if not self._owns_aclient:
+            assert self._aclient is not None
+            return self._aclient
         loop = asyncio.get_running_loop()
         with self._making:
-            # Our client's pooled connections belong to the loop that opened them (see
-            # ``Fetcher._async_transport``): another loop gets a new client.
-            if self._owns_aclient and self._aclient_loop is not loop:
-                self._aclient = None
-            self._aclient_loop = loop
-            if self._aclient is None:
-                self._aclient = httpx.AsyncClient(
+            # A client's pooled connections belong to the loop that opened them (on another,
+            # a second ``asyncio.run``, they fail with "Event loop is closed"): one per loop.
+            client = self._aclients.get(loop)
+            if client is None:
+                client = self._aclients[loop] = httpx.AsyncClient(
                     transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
                 )
-            return self._aclient
+            return client
 
     def close(self) -> None:
-        """Close the HTTP clients this session created (not ones passed in)."""
+        """Close the HTTP clients this session created (not ones passed in), and stop its
+        conversion workers."""
+        self._close_clients()
+        self._converters.close()
+
+    def _close_clients(self) -> None:
         if self._client is not None and self._owns_client:
             self._client.close()
             self._client = None
         self._fetcher.close()
-        self._converters.close()
 
     async def aclose(self) -> None:
-        """Close both clients this session created."""
-        self.close()
-        if self._aclient is not None and self._owns_aclient:
-            client, self._aclient = self._aclient, None
-            if self._aclient_loop is asyncio.get_running_loop():
+        """Close everything ``close`` does, and this event loop's async clients."""
+        self._close_clients()
+        if self._owns_aclient:
+            client = self._aclients.pop(asyncio.get_running_loop(), None)
+            self._aclients.clear()  # other loops' clients cannot be closed from this one
+            if client is not None:
                 await client.aclose()
         await self._fetcher.aclose()
+        await anyio.to_thread.run_sync(self._converters.close)  # it waits for the workers
 
     def __enter__(self) -> WebSearch:
         return self

@@ -32,6 +32,7 @@ import logging
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -39,7 +40,7 @@ import threading
 import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from websearch_core.content import Converted, convert, media_type_of
 from websearch_core.errors import FetchError
@@ -51,6 +52,9 @@ logger = logging.getLogger(__name__)
 #: Bodies smaller than this are converted where they are: a 16 kB page converts in about a
 #: millisecond, about what shipping it to a worker and back costs.
 IN_PROCESS_BELOW = 16_000
+#: A page a worker has not converted by then is lost, and the worker stopped: a conversion
+#: is linear in a body of at most 10 MB, so this is a bug or a machine out of memory.
+CONVERT_DEADLINE_S = 60.0
 _HEADER = struct.Struct("!I")
 _READY = b"R"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -65,7 +69,9 @@ def default_workers() -> int:
 
 
 class _Worker:
-    """One worker process and its two pipes; used by one dispatcher thread at a time."""
+    """One worker process: requests go down its stdin, answers come up a pipe of its own
+    (so nothing the worker prints can be read as an answer). Used by one dispatcher thread at
+    a time."""
 
     def __init__(self) -> None:
         env = dict(os.environ)
@@ -73,18 +79,25 @@ class _Worker:
         env["PYTHONPATH"] = os.pathsep.join(
             part for part in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if part
         )
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from websearch_core.workers import serve; serve()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-            close_fds=True,
-        )
+        answers, answer_end = os.pipe()
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - this interpreter, our own code
+                [sys.executable, "-c", _WORKER_MAIN, str(answer_end)],
+                stdin=subprocess.PIPE,
+                env=env,
+                close_fds=True,
+                pass_fds=(answer_end,),
+            )
+        except BaseException:
+            os.close(answers)
+            raise
+        finally:
+            os.close(answer_end)
         assert self.process.stdin is not None
-        assert self.process.stdout is not None
         self._to: IO[bytes] = self.process.stdin
-        self._from: IO[bytes] = self.process.stdout
+        self._from: IO[bytes] = os.fdopen(answers, "rb")
         self.ready = False
+        self.stopped = False
 
     def poll_ready(self, wait: bool = False) -> bool:
         """Whether the worker has finished importing (blocks only if ``wait``)."""
@@ -96,10 +109,17 @@ class _Worker:
                     raise EOFError("the conversion worker stopped while starting")
         return self.ready
 
-    def convert(self, body: bytes, content_type: str | None, url: str) -> Converted:
+    def send(self, body: bytes, content_type: str | None, url: str) -> None:
+        if self.process.poll() is not None:
+            raise BrokenPipeError("the conversion worker has stopped")
         request = pickle.dumps((body, content_type, url), protocol=pickle.HIGHEST_PROTOCOL)
         self._to.write(_HEADER.pack(len(request)) + request)
         self._to.flush()
+
+    def receive(self, deadline_s: float) -> Converted:
+        readable, _, _ = select.select([self._from], [], [], deadline_s)
+        if not readable:
+            raise TimeoutError
         # Our own child's answer, over a pipe only the two processes hold.
         outcome = pickle.loads(_read_frame(self._from))  # noqa: S301
         if isinstance(outcome, Converted):
@@ -107,7 +127,22 @@ class _Worker:
         raise RuntimeError(f"conversion failed in a worker ({outcome})")
 
     def stop(self) -> None:
-        _stop(self.process)
+        self.stopped = True
+        for stream in (self._to, self._from):
+            with contextlib.suppress(OSError, ValueError):
+                stream.close()
+        try:
+            self.process.wait(timeout=2)  # its stdin closed: it exits at once
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+#: What a worker runs: without the current directory on sys.path (``-c`` puts it first, and a
+#: file there must not shadow a module), answering on the descriptor it is given.
+_WORKER_MAIN = (
+    "import sys; del sys.path[0]; from websearch_core.workers import serve; serve(int(sys.argv[1]))"
+)
 
 
 def _read_frame(stream: IO[bytes]) -> bytes:
@@ -121,22 +156,16 @@ def _read_frame(stream: IO[bytes]) -> bytes:
     return data
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    for stream in (process.stdin, process.stdout):
-        if stream is not None:
-            with contextlib.suppress(OSError):
-                stream.close()
-    try:
-        process.wait(timeout=2)  # its stdin closed: it exits at once
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
-def _stop_all(workers: list[_Worker]) -> None:
-    for worker in workers:
+def _stop_all(workers: list[_Worker], lock: threading.Lock) -> None:
+    with lock:
+        doomed = list(workers)
+        workers.clear()
+    for worker in doomed:
         worker.stop()
-    workers.clear()
+
+
+#: Sessions' worker pools, so a forked child can forget its parent's (see ``_after_fork``).
+_POOLS: weakref.WeakSet[ConversionWorkers] = weakref.WeakSet()
 
 
 class ConversionWorkers:
@@ -145,16 +174,20 @@ class ConversionWorkers:
     def __init__(self, workers: int, *, in_process_below: int = IN_PROCESS_BELOW) -> None:
         self.workers = workers
         self.in_process_below = in_process_below
-        self._lock = threading.Lock()
-        self._dispatch: ThreadPoolExecutor | None = None
-        self._local = threading.local()
-        self._started: list[_Worker] = []
-        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._reset()
         self._unavailable = False  # a worker could not start: everything stays in-process
         #: Wait for a starting worker instead of converting in-process meanwhile (for tests
         #: and benchmarks that must measure the workers themselves).
         self.wait_for_start = False
         self.converted_on_workers = 0  # pages converted on a worker (tests, benchmarks)
+        _POOLS.add(self)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._dispatch: ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._started: list[_Worker] = []
+        self._finalizer = weakref.finalize(self, _stop_all, self._started, self._lock)
 
     def __repr__(self) -> str:
         return f"ConversionWorkers(workers={self.workers}, running={len(self._started)})"
@@ -180,72 +213,130 @@ class ConversionWorkers:
                 self._dispatch = ThreadPoolExecutor(
                     max_workers=self.workers, thread_name_prefix="websearch-convert"
                 )
-                self._finalizer = weakref.finalize(self, _stop_all, self._started)
             return self._dispatch.submit(self._convert, body, content_type, url)
 
     def _convert(self, body: bytes, content_type: str | None, url: str) -> Converted:
-        worker: _Worker | None = getattr(self._local, "worker", None)
-        if self._unavailable:
-            return convert(body, content_type, url)
+        worker = None if self._unavailable else self._thread_worker()
         if worker is None:
-            try:
-                worker = self._local.worker = _Worker()
-            except OSError as exc:  # no interpreter to start (an embedded Python)
-                return self._in_process_from_now(exc, body, content_type, url)
-            with self._lock:
-                self._started.append(worker)
+            return convert(body, content_type, url)
         try:
             ready = worker.poll_ready(wait=self.wait_for_start)
-        except EOFError as exc:  # it could not even import the package
+        except (EOFError, OSError, ValueError) as exc:  # it could not import the package
+            self._retire(worker)
             return self._in_process_from_now(exc, body, content_type, url)
         if not ready:
             return convert(body, content_type, url)  # still starting: do not wait for it
         try:
-            converted = worker.convert(body, content_type, url)
-            with self._lock:
-                self.converted_on_workers += 1
-            return converted
-        except (EOFError, OSError, pickle.UnpicklingError):
-            self._local.worker = None
-            with self._lock:
-                if worker in self._started:
-                    self._started.remove(worker)
-            worker.stop()
-            logger.warning("a conversion worker stopped while converting %s", url)
-            raise FetchError(
-                "the page could not be converted: the worker converting it stopped "
-                "(out of memory, or killed); try it again",
-                retryable=True,
-            ) from None
+            worker.send(body, content_type, url)
+        except (OSError, ValueError):  # it stopped while idle, or close() stopped it:
+            self._retire(worker)  # it never had this page; the next page starts another
+            return convert(body, content_type, url)
+        try:
+            converted = worker.receive(CONVERT_DEADLINE_S)
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError, TimeoutError) as exc:
+            closing = worker.stopped
+            self._retire(worker)
+            if closing:  # close() ran while it worked: finish the page here
+                return convert(body, content_type, url)
+            return self._lost(exc, url)
+        with self._lock:
+            self.converted_on_workers += 1
+        return converted
 
-    def _in_process_from_now(
-        self, exc: BaseException, body: bytes, content_type: str | None, url: str
-    ) -> Converted:
+    def _thread_worker(self) -> _Worker | None:
+        """This dispatcher thread's worker, started if it has none; ``None`` if none can
+        start (then everything is converted in-process, said once in the log)."""
+        worker: _Worker | None = getattr(self._local, "worker", None)
+        if worker is not None and not worker.stopped:
+            return worker
+        try:
+            worker = _Worker()
+        except OSError as exc:  # no interpreter to start (an embedded Python)
+            self._give_up(exc)
+            return None
+        self._local.worker = worker
+        with self._lock:
+            self._started.append(worker)
+        return worker
+
+    def _retire(self, worker: _Worker) -> None:
+        self._local.worker = None
+        with self._lock:
+            if worker in self._started:
+                self._started.remove(worker)
+        worker.stop()
+
+    @staticmethod
+    def _lost(exc: BaseException, url: str) -> Converted:
+        if isinstance(exc, TimeoutError):
+            logger.warning(
+                "converting %s took over %g s: its worker was stopped", url, CONVERT_DEADLINE_S
+            )
+            raise FetchError(
+                f"the page could not be converted within {CONVERT_DEADLINE_S:g} s; "
+                "use another source"
+            ) from None
+        logger.warning("a conversion worker stopped while converting %s", url)
+        raise FetchError(
+            "the page could not be converted: the worker converting it stopped "
+            "(out of memory, or killed); try it again",
+            retryable=True,
+        ) from None
+
+    def _give_up(self, exc: BaseException) -> None:
         if not self._unavailable:
             self._unavailable = True
             logger.warning(
                 "conversion workers could not start (%s): converting pages in this process",
                 type(exc).__name__,
             )
+
+    def _in_process_from_now(
+        self, exc: BaseException, body: bytes, content_type: str | None, url: str
+    ) -> Converted:
+        self._give_up(exc)
         return convert(body, content_type, url)
 
     def close(self) -> None:
-        """Stop the workers (a later page starts new ones)."""
+        """Stop the workers. Conversions under way finish first; a page submitted meanwhile,
+        or later, starts new workers."""
         with self._lock:
             dispatch, self._dispatch = self._dispatch, None
+            doomed = list(self._started)
+            self._started.clear()
         if dispatch is not None:
             dispatch.shutdown(wait=True)
-        if self._finalizer is not None:
-            self._finalizer()  # stops every worker, once
+        for worker in doomed:
+            worker.stop()
+
+    def _after_fork(self) -> None:
+        # The child has the parent's pool objects but not its threads; the workers are the
+        # parent's to stop. Start afresh.
+        self._finalizer.detach()
+        self._reset()
 
 
-def serve() -> None:
-    """The worker's loop: a pickled page in, a pickled ``Converted`` (or an error name) out."""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # a stray print in the worker must not corrupt the protocol
+def _forget_pools_in_child() -> None:
+    for pool in list(_POOLS):
+        pool._after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_in_child)
+
+
+def serve(answers: int) -> None:
+    """The worker's loop: a pickled page in, a pickled ``Converted`` (or an error name) out
+    on the descriptor ``answers``. Ctrl-C is the parent's to handle: the worker ends when the
+    parent closes its stdin."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    out = os.fdopen(answers, "wb")
     source = sys.stdin.buffer
-    out.write(_READY)
-    out.flush()
+    try:
+        out.write(_READY)
+        out.flush()
+    except OSError:  # the parent closed before it needed us
+        return
     while True:
         try:
             # The parent's request, over a pipe only the two processes hold.

@@ -52,6 +52,7 @@ class Seen:
     query: dict[str, str]
     headers: dict[str, str]
     body: bytes
+    at: float = field(default_factory=time.monotonic)  # when the request had arrived
 
 
 class _QuietServer(ThreadingHTTPServer):
