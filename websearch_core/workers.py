@@ -55,6 +55,7 @@ IN_PROCESS_BELOW = 16_000
 #: A page a worker has not converted by then is lost, and the worker stopped: a conversion
 #: is linear in a body of at most 10 MB, so this is a bug or a machine out of memory.
 CONVERT_DEADLINE_S = 60.0
+_NICENESS = 10
 _HEADER = struct.Struct("!I")
 _READY = b"R"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
@@ -330,6 +331,11 @@ def serve(answers: int) -> None:
     on the descriptor ``answers``. Ctrl-C is the parent's to handle: the worker ends when the
     parent closes its stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Conversion is throughput work; the parent's thread driving the network is latency
+    # work. On a machine short of CPU, the workers yield to it, so connections are served on
+    # time and the pipeline stays full.
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(_NICENESS)
     out = os.fdopen(answers, "wb")
     source = sys.stdin.buffer
     try:
