@@ -25,30 +25,40 @@ _PRUNE_AT = 10_000
 
 class HostPace:
     """Spaces request starts to one host at least ``interval`` seconds apart; shared by a
-    session's bulk reads, from threads and event loops alike."""
+    session's bulk reads, from threads and event loops alike. A turn is taken when it is
+    used, not booked ahead: a request held up elsewhere (a busy network slot, a late thread)
+    does not let the next one start right behind it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next: dict[str, float] = {}
 
-    def reserve(self, host: str, interval: float) -> float:
-        """Book the host's next start; how long to wait for it."""
+    def _turn(self, host: str, interval: float) -> float:
+        """0 if the host's turn is taken now; else how long until it may be."""
         with self._lock:
             now = time.monotonic()
             if len(self._next) > _PRUNE_AT:  # forget hosts whose turn has long come
                 self._next = {h: t for h, t in self._next.items() if t > now}
-            start = max(now, self._next.get(host, now))
-            self._next[host] = start + interval
-            return start - now
+            earliest = self._next.get(host, now)
+            if now < earliest:
+                return earliest - now
+            self._next[host] = now + interval
+            return 0.0
 
     def wait(self, host: str, interval: float, stop: threading.Event) -> None:
         """Wait for the host's turn, unless the batch stops first."""
-        if interval > 0 and stop.wait(self.reserve(host, interval)):
-            raise FetchError("the batch was stopped before this page was read")
+        if interval <= 0:
+            return
+        while (delay := self._turn(host, interval)) > 0:
+            if stop.wait(delay):
+                raise FetchError("the batch was stopped before this page was read")
 
     async def await_turn(self, host: str, interval: float) -> None:
-        if interval > 0:
-            await asyncio.sleep(self.reserve(host, interval))
+        if interval <= 0:
+            return
+        # A time to wait for, not an event: another caller may take the turn meanwhile.
+        while (delay := self._turn(host, interval)) > 0:  # noqa: ASYNC110
+            await asyncio.sleep(delay)
 
 
 class _Slot:
