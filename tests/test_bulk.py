@@ -120,6 +120,15 @@ def test_small_pages_and_plain_text_never_go_to_a_worker(server: ScriptedServer)
         assert ws._converters.pids == []  # and no worker was even started
 
 
+def test_a_short_batch_never_starts_the_workers(server: ScriptedServer) -> None:
+    # Starting two interpreters costs more than ten pages save (a retriever's top k).
+    urls = serve_articles(server, 10)
+    with session(convert_workers=2) as ws:
+        pages_of(list(ws.fetch_many(urls)))
+        assert ws._converters.pids == []
+        assert ws._converters.converted_on_workers == 0
+
+
 def test_a_worker_that_died_idle_is_replaced_and_no_page_fails(server: ScriptedServer) -> None:
     urls = serve_articles(server, 30)
     with on_workers() as ws:

@@ -324,7 +324,7 @@ def test_sessions_close_whether_or_not_they_fetched(server: ScriptedServer) -> N
         used = session()
         assert (await used.afetch(f"{server.url}/c")).content == "x"
         await used.aclose()
-        assert used._fetcher._atransport is None  # the async pool was released
+        assert len(used._fetcher._atransports) == 0  # the async pool was released
 
     asyncio.run(fetch_then_close())
 
