@@ -10,6 +10,7 @@ import itertools
 import os
 import pickle
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,7 @@ import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
 from tests.support.pages import HTML, article, serve_articles
+from tests.support.raw_server import raw_server, read_request
 from websearch_core import (
     FetchError,
     InvalidRequestError,
@@ -289,6 +291,27 @@ def test_one_host_is_read_over_a_pool_of_connections(server: ScriptedServer) -> 
     # Each connection is kept for the next page (it was 612-1,000 for 1,000 pages).
     assert bulk_connections <= 20
     assert accepted[0] <= 20
+
+
+def test_an_idle_connection_the_server_closed_is_not_reused() -> None:
+    # The server answers keep-alive, then hangs up while the connection sits in the pool: the
+    # next fetch must see the connection is finished (readable at its end) and open another.
+    def answer_then_hang_up(conn: socket.socket) -> None:
+        if read_request(conn):
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+            )
+
+    with raw_server(answer_then_hang_up) as server, session() as ws:
+
+        async def twice() -> list[str]:
+            first = await ws.afetch(f"{server.url}/a")
+            await asyncio.sleep(0.2)  # the server's FIN arrives
+            second = await ws.afetch(f"{server.url}/b")
+            return [first.content, second.content]
+
+        assert asyncio.run(twice()) == ["ok", "ok"]
+        assert server.connections == 2
 
 
 def test_each_new_connection_is_resolved_and_checked_and_a_pooled_one_keeps_its_address(

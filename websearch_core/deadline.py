@@ -15,6 +15,8 @@ timeout as a whole (not per byte), so a handshake trickled byte by byte is cut t
 from __future__ import annotations
 
 import contextvars
+import select
+import socket
 import ssl
 import time
 from collections.abc import Iterable, Iterator
@@ -95,6 +97,7 @@ class _DeadlineStream(httpcore.NetworkStream):
 class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
     def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
         self._inner = inner
+        self._socket: socket.socket | None = None
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         return await self._inner.read(max_bytes, bounded_timeout(timeout, httpcore.ReadTimeout))
@@ -116,7 +119,29 @@ class _AsyncDeadlineStream(httpcore.AsyncNetworkStream):
         return _AsyncDeadlineStream(stream)
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # httpcore asks this of every idle connection each time it hands out one (dozens
+            # of times per request in a bulk read), and anyio answers by building a dict of
+            # the stream's attributes, with a getpeername call, every time. The socket under
+            # the stream never changes: look it up once, then poll it as httpcore does.
+            if self._socket is None:
+                self._socket = self._inner.get_extra_info("socket")
+            if self._socket is not None:
+                return _readable(self._socket)
         return self._inner.get_extra_info(info)
+
+
+def _readable(sock: socket.socket) -> bool:
+    """Whether a read would return at once (data, or the end of a closed connection)."""
+    fd = sock.fileno()
+    if fd < 0:  # closed: the next read returns the end
+        return True
+    if not hasattr(select, "poll"):  # Windows
+        readable, _, _ = select.select([fd], [], [], 0)
+        return bool(readable)
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(0))
 
 
 class DeadlineBackend(httpcore.NetworkBackend):
