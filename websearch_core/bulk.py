@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websearch_core.documents import settle
+from websearch_core.documents import settle, url_list
 from websearch_core.errors import (
     ConfigurationError,
     FetchError,
@@ -214,13 +214,9 @@ async def afetch_batch(
 
 
 def _listed(urls: Iterable[object] | str) -> list[Any]:
-    # One URL is a batch of one; items of the wrong type stay in the list, each its own
-    # failed row; numpy scalars become Python ones.
-    if isinstance(urls, str):
-        return [urls]
-    if not isinstance(urls, Iterable) or isinstance(urls, bytes | Mapping):
-        raise InvalidRequestError("urls must be a URL or a list of URLs")
-    return [item.item() if hasattr(item, "item") else item for item in urls]
+    # As a loader's urls (one URL is a batch of one; an item of the wrong type is its own
+    # failed row), with numpy scalars made Python ones.
+    return [item.item() if hasattr(item, "item") else item for item in url_list(urls)]
 
 
 def arrow_schema() -> Any:
