@@ -531,7 +531,9 @@ def test_one_blend_on_fresh_sessions_leaves_no_client_open(
     for _ in range(10):
         with blend(brave, mojeek) as ws:
             ws.search("q")
-    assert len(made) == 10  # one per session, however many engine threads asked at once
+    # One per keyed engine (each its own pool) per session, however many threads asked at
+    # once; every one closed with its session.
+    assert len(made) == 2 * 10
     assert all(client.is_closed for client in made)
 
 

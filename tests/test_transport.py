@@ -7,21 +7,30 @@ loopback server instead, so nothing ever leaves the machine.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import random
+import socket
 import ssl
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from ipaddress import ip_address
 from typing import Any
 
+import anyio
 import httpcore
+import httpx
 import pytest
 import trustme
 
 from tests.support.http_server import Reply, ScriptedServer
+from tests.support.raw_server import raw_server, read_request
 from websearch_core import FetchError, URLRefusedError, WebSearch
 from websearch_core.fetch import Fetcher
 from websearch_core.jail import DEFAULT, JailPolicy
+from websearch_core.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
 
 PUBLIC = "93.184.216.34"  # a public address that no test ever connects to
 
@@ -212,3 +221,219 @@ def test_an_untrusted_certificate_is_refused_by_default(tls_server: Any) -> None
         Fetcher(policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
     with pytest.raises(FetchError):
         WebSearch(fetch_policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
+
+
+# -- no cancellation leaks a pool slot ---------------------------------------------------------
+#
+# Every provider has a pool of ``PROVIDER_LIMITS.max_connections`` connections. A request
+# cancelled or timed out at any stage must give back what it held: measured before the fix,
+# a burst of searches cancelled at a blend's deadline left connections "CONNECTING" for good
+# (encode/httpcore#1093), and the service then waited out every later search's deadline.
+
+SLOTS = PROVIDER_LIMITS.max_connections
+STAGES = ("waiting for a slot", "connecting", "sending", "reading the head", "reading the body")
+
+
+class PoolServer:
+    """An HTTP/1.1 server on the test's own event loop: ``/ok`` answers at once, ``/hang``
+    never answers, ``/trickle`` sends its head and then a byte a second, ``/close`` answers
+    after 0.3 s and closes the connection, and ``/together`` answers only once ``SLOTS`` of
+    them are in flight at the same time."""
+
+    def __init__(self) -> None:
+        self.together = 0
+        self._all_here = asyncio.Event()
+        self.port = 0
+        self._server: asyncio.AbstractServer | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                path = head.split(b" ", 2)[1]
+                if path == b"/hang":
+                    await reader.read()  # until the client gives up
+                    return
+                if path == b"/trickle":
+                    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+                    while True:
+                        writer.write(b".")
+                        await writer.drain()
+                        await asyncio.sleep(1)
+                if path == b"/close":  # answers late, on a connection it then closes
+                    await asyncio.sleep(0.3)
+                    writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n")
+                    writer.write(b"Content-Length: 2\r\n\r\nok")
+                    await writer.drain()
+                    writer.close()
+                    return
+                if path == b"/together":
+                    self.together += 1
+                    if self.together >= SLOTS:
+                        self._all_here.set()
+                    await self._all_here.wait()
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+
+
+class _SlowStream(httpcore.AsyncNetworkStream):
+    def __init__(self, inner: httpcore.AsyncNetworkStream, backend: SlowBackend) -> None:
+        self._inner = inner
+        self._backend = backend
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await asyncio.sleep(self._backend.send_delay)
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class SlowBackend(httpcore.AsyncNetworkBackend):
+    """Below the pool: connects and sends after a delay the test sets."""
+
+    def __init__(self) -> None:
+        self.connect_delay = 0.0
+        self.send_delay = 0.0
+        self._real = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        await asyncio.sleep(self.connect_delay)
+        return _SlowStream(await self._real.connect_tcp(host, port, timeout), self)
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+def assert_pool_whole(pool: Any) -> None:
+    """Nothing queued, and every connection idle (free to reuse) or closed."""
+    held = [c for c in pool.connections if not c.is_idle() and not c.is_closed()]
+    assert held == [], pool
+    assert pool._requests == [], pool  # httpcore's queue: a leaked entry would hold a slot
+
+
+async def assert_every_slot_free(client: httpx.AsyncClient, server: PoolServer) -> None:
+    """``SLOTS`` requests on ``SLOTS`` connections at once: the server answers none until
+    all of them are in flight, so one leaked slot and this waits out its bound."""
+    server.together = 0
+    with anyio.fail_after(20):  # a generous bound: the answers come as soon as all arrive
+        replies = await asyncio.gather(
+            *(client.get(f"http://127.0.0.1:{server.port}/together") for _ in range(SLOTS))
+        )
+    assert [reply.text for reply in replies] == ["ok"] * SLOTS
+
+
+@pytest.mark.parametrize("stage", STAGES)
+async def test_500_cancellations_leave_the_pool_whole(stage: str) -> None:
+    server, backend = PoolServer(), SlowBackend()
+    await server.start()
+    client = httpx.AsyncClient(transport=AsyncProviderTransport(network_backend=backend))
+    base = f"http://127.0.0.1:{server.port}"
+    path = {"reading the head": "/hang", "reading the body": "/trickle"}.get(stage, "/ok")
+    backend.connect_delay = 5.0 if stage == "connecting" else 0.0
+    backend.send_delay = 5.0 if stage == "sending" else 0.0
+    rng = random.Random(stage)
+    blockers: list[asyncio.Task[Any]] = []
+    if stage == "waiting for a slot":  # every slot held by a request that never ends
+        blockers = [asyncio.ensure_future(client.get(f"{base}/hang")) for _ in range(SLOTS)]
+        await asyncio.sleep(0.2)
+
+    async def cancelled(i: int) -> None:
+        with anyio.move_on_after(rng.uniform(0, 0.05)):
+            await client.get(f"{base}{path}", timeout=30)
+        if blockers and i % 25 == 0:  # a slot handed over while waiters are being cancelled
+            blockers[i // 25].cancel()
+
+    try:
+        await asyncio.gather(*(cancelled(i) for i in range(500)))
+        for blocker in blockers:
+            blocker.cancel()
+        await asyncio.gather(*blockers, return_exceptions=True)
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert_pool_whole(pool)
+        backend.connect_delay = backend.send_delay = 0.0
+        await assert_every_slot_free(client, server)
+        assert_pool_whole(pool)
+    finally:
+        await client.aclose()
+        await server.stop()
+
+
+async def test_a_waiter_cancelled_as_it_is_handed_a_connection_gives_it_back() -> None:
+    # The exact race: the request holding the only slot ends (on a connection the server
+    # closes), the pool hands a new connection to the one waiting, and that one is cancelled
+    # before it runs again, in the same turn of the event loop.
+    server = PoolServer()
+    await server.start()
+    transport = AsyncProviderTransport(limits=httpx.Limits(max_connections=1))
+    client = httpx.AsyncClient(transport=transport)
+    base = f"http://127.0.0.1:{server.port}"
+    waiter: asyncio.Task[Any] | None = None
+
+    async def hold_then_cancel_the_waiter() -> None:
+        await client.get(f"{base}/close")
+        assert waiter is not None
+        waiter.cancel()  # no await between the hand-over and this
+
+    holder = asyncio.ensure_future(hold_then_cancel_the_waiter())
+    await asyncio.sleep(0.05)
+    waiter = asyncio.ensure_future(client.get(f"{base}/ok"))
+    try:
+        await holder
+        await asyncio.gather(waiter, return_exceptions=True)
+        assert waiter.cancelled()
+        assert_pool_whole(transport._pool)
+        with anyio.fail_after(10):
+            assert (await client.get(f"{base}/ok")).text == "ok"
+    finally:
+        await client.aclose()
+        await server.stop()
+
+
+def test_sync_requests_timing_out_in_a_burst_leave_the_pool_whole() -> None:
+    # Threads cannot be cancelled, but a request whose deadline passes while it waits for a
+    # slot leaves the queue the same way.
+    def handler(conn: socket.socket) -> None:
+        while head := read_request(conn):
+            if b" /hang " in head:
+                conn.recv(1)  # until the client gives up
+                return
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    rng = random.Random(7)
+    with raw_server(handler) as running, httpx.Client(transport=ProviderTransport()) as client:
+
+        def one(i: int) -> None:
+            path = "/hang" if i % 4 == 0 else "/ok"
+            with contextlib.suppress(httpx.TimeoutException):
+                client.get(f"{running.url}{path}", timeout=rng.uniform(0.001, 0.05))
+
+        with ThreadPoolExecutor(64) as threads:
+            list(threads.map(one, range(500)))
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert_pool_whole(pool)
+        with ThreadPoolExecutor(SLOTS) as threads:
+            replies = list(threads.map(lambda _: client.get(f"{running.url}/ok"), range(SLOTS)))
+        assert [reply.text for reply in replies] == ["ok"] * SLOTS
+        assert_pool_whole(pool)

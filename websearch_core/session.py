@@ -13,11 +13,9 @@ import ssl
 import threading
 import time
 import traceback
-import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 import anyio
@@ -38,6 +36,7 @@ from websearch_core.blend import (
     ddgs_capabilities,
 )
 from websearch_core.boundary import boundary
+from websearch_core.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.config import Settings
 from websearch_core.content import Converted
 from websearch_core.errors import (
@@ -79,12 +78,7 @@ from websearch_core.scrape import (
     scrape_options,
 )
 from websearch_core.secrets import Redactor, redact_library_logs
-from websearch_core.transport import (
-    AsyncProviderTransport,
-    ProviderTransport,
-    Resolver,
-    system_resolver,
-)
+from websearch_core.transport import Resolver, system_resolver
 from websearch_core.workers import ConversionWorkers, default_workers
 
 __all__ = ["WebSearch"]
@@ -94,9 +88,6 @@ logger = logging.getLogger("websearch_core")
 _USER_AGENT = "websearch-pack/0.1 (+https://pypi.org/project/websearch-pack/)"
 #: Fetched pages kept for ``offset`` continuations; each is at most the read ceiling.
 _PAGE_MEMO_SIZE = 16
-#: Blocking providers (ddgs) run here even for a sync search, so the caller can stop waiting
-#: at the deadline; the library's own timeout ends the abandoned call soon after.
-_BLOCKING_SEARCHES = ThreadPoolExecutor(max_workers=4, thread_name_prefix="websearch-search")
 #: A vendor's redirect links (Gemini's) are resolved concurrently, within the search's
 #: deadline and at most this long: a link not resolved in time is kept as it is.
 LOCATE_BUDGET_S = 3.0
@@ -106,6 +97,13 @@ LOCATE_BUDGET_S = 3.0
 CHOICES = ("auto", "blend", *PROVIDERS)
 #: The keyed providers that join a blend as engines (grounded vendors do not).
 _BLEND_PROVIDERS = ("brave", "tavily", "mojeek", "searxng")
+
+
+def _blocking_call(
+    provider: BlockingProvider, request: SearchRequest, query: str
+) -> Callable[[float], ProviderAnswer]:
+    """The search as a lane runs it: given the seconds left when a thread is free."""
+    return lambda remaining: provider.search_blocking(request, query, remaining)
 
 
 def _spent(answer: ProviderAnswer, calls: int) -> ProviderAnswer:
@@ -289,14 +287,11 @@ class WebSearch:
         self._blend = BlendProvider(self._blend_engines())
         self._pinned = self._check_pin(self.settings.provider)
         self._memo: Memo[SearchResponse] = Memo(self.settings.memo_size)
-        self._client = http_client
-        self._aclient = async_http_client
-        self._aclients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
-            weakref.WeakKeyDictionary()
+        # Bulkheads: each provider its own connections, each blocking engine its own threads.
+        self._clients = ProviderClients(
+            user_agent=_USER_AGENT, http_client=http_client, async_http_client=async_http_client
         )
-        self._making = threading.Lock()
-        self._owns_client = http_client is None
-        self._owns_aclient = async_http_client is None
+        self._lanes = BlockingLanes()
         self._pages: Memo[Page] = Memo(_PAGE_MEMO_SIZE if self.settings.memo_size else 0)
         self._fetcher = Fetcher(
             policy=fetch_policy or self._policy_from_settings(),
@@ -507,7 +502,10 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 reply = http.send(
-                    self._sync_client(), provider, step.request, **self._budget(deadline)
+                    self._clients.sync(provider.name),
+                    provider,
+                    step.request,
+                    **self._budget(deadline),
                 )
             else:
                 reply = self._locate(step.urls, deadline)
@@ -531,7 +529,10 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 reply = await http.asend(
-                    self._async_client(), provider, step.request, **self._budget(deadline)
+                    self._clients.async_(provider.name),
+                    provider,
+                    step.request,
+                    **self._budget(deadline),
                 )
             else:
                 reply = await self._alocate(step.urls, deadline)
@@ -663,8 +664,9 @@ class WebSearch:
         query = rewrite_query(request, engine.capabilities)
         try:
             if isinstance(engine.provider, BlockingProvider):
-                remaining = max(0.5, deadline - time.monotonic())
-                return engine.provider.search_blocking(request, query, remaining)
+                search = _blocking_call(engine.provider, request, query)
+                lane = self._lanes[engine.name]
+                return lane.run(search, deadline, self.settings.blend_timeout)
             assert isinstance(engine.provider, HttpProvider)
             return self._exchange(engine.provider, request, query, deadline)
         except WebSearchError as exc:
@@ -678,13 +680,9 @@ class WebSearch:
         query = rewrite_query(request, engine.capabilities)
         try:
             if isinstance(engine.provider, BlockingProvider):
-                blocking = engine.provider
-
-                def run() -> ProviderAnswer:  # the time left when a worker thread is free
-                    remaining = max(0.5, deadline - time.monotonic())
-                    return blocking.search_blocking(request, query, remaining)
-
-                return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+                search = _blocking_call(engine.provider, request, query)
+                lane = self._lanes[engine.name]
+                return await lane.arun(search, deadline, self.settings.blend_timeout)
             assert isinstance(engine.provider, HttpProvider)
             return await self._aexchange(engine.provider, request, query, deadline)
         except WebSearchError as exc:
@@ -802,27 +800,22 @@ class WebSearch:
         """A memo hit: the same answer, which spent nothing this time."""
         return hit.model_copy(update={"from_memo": True, "elapsed_ms": 0.0, "usage": Usage()})
 
+    # A blocking provider runs on its lane's threads even for a sync search, so the caller
+    # can stop waiting at the deadline; the library's own timeout ends the abandoned call.
+
     def _blocking(
         self, provider: BlockingProvider, request: SearchRequest, query: str
     ) -> ProviderAnswer:
         timeout = self.settings.timeout
-        future = _BLOCKING_SEARCHES.submit(provider.search_blocking, request, query, timeout)
-        try:
-            return future.result(timeout=timeout)
-        except FutureTimeout:
-            raise ProviderUnavailableError(
-                provider.name, f"no answer within {timeout:g} s"
-            ) from None
+        search = _blocking_call(provider, request, query)
+        return self._lanes[provider.name].run(search, time.monotonic() + timeout, timeout)
 
     async def _ablocking(
         self, provider: BlockingProvider, request: SearchRequest, query: str
     ) -> ProviderAnswer:
         timeout = self.settings.timeout
-        with anyio.move_on_after(timeout):
-            return await anyio.to_thread.run_sync(
-                provider.search_blocking, request, query, timeout, abandon_on_cancel=True
-            )
-        raise ProviderUnavailableError(provider.name, f"no answer within {timeout:g} s")
+        search = _blocking_call(provider, request, query)
+        return await self._lanes[provider.name].arun(search, time.monotonic() + timeout, timeout)
 
     def _plan(
         self, args: dict[str, Any]
@@ -1244,57 +1237,26 @@ class WebSearch:
             )
         return page.model_copy(update={"offset": offset}) if offset else page
 
-    # -- HTTP clients ----------------------------------------------------------------------
+    # -- closing ---------------------------------------------------------------------------
 
     # Provider calls go through transports that hold the search's deadline at the socket and
-    # reuse a connection only after an exact read. They do not read HTTP(S)_PROXY: pass
-    # ``http_client``/``async_http_client`` for a proxy (the deadline then holds between reads
-    # and, for async, through cancellation).
-
-    def _sync_client(self) -> httpx.Client:
-        with self._making:  # a blend's threads may ask at once: one client, never two
-            if self._client is None:
-                self._client = httpx.Client(
-                    transport=ProviderTransport(), headers={"User-Agent": _USER_AGENT}
-                )
-            return self._client
-
-    def _async_client(self) -> httpx.AsyncClient:
-        if not self._owns_aclient:
-            assert self._aclient is not None
-            return self._aclient
-        loop = asyncio.get_running_loop()
-        with self._making:
-            # A client's pooled connections belong to the loop that opened them (on another,
-            # a second ``asyncio.run``, they fail with "Event loop is closed"): one per loop.
-            client = self._aclients.get(loop)
-            if client is None:
-                client = self._aclients[loop] = httpx.AsyncClient(
-                    transport=AsyncProviderTransport(), headers={"User-Agent": _USER_AGENT}
-                )
-            return client
+    # reuse a connection only after an exact read (``bulkheads.py``). They do not read
+    # HTTP(S)_PROXY: pass ``http_client``/``async_http_client`` for a proxy (the deadline then
+    # holds between reads and, for async, through cancellation).
 
     def close(self) -> None:
         """Close the HTTP clients this session created (not ones passed in), and stop its
-        conversion workers."""
-        self._close_clients()
-        self._converters.close()
-
-    def _close_clients(self) -> None:
-        if self._client is not None and self._owns_client:
-            self._client.close()
-            self._client = None
+        conversion workers and its blocking engines' threads."""
+        self._clients.close()
         self._fetcher.close()
+        self._lanes.close()
+        self._converters.close()
 
     async def aclose(self) -> None:
         """Close everything ``close`` does, and this event loop's async clients."""
-        self._close_clients()
-        if self._owns_aclient:
-            client = self._aclients.pop(asyncio.get_running_loop(), None)
-            self._aclients.clear()  # other loops' clients cannot be closed from this one
-            if client is not None:
-                await client.aclose()
+        await self._clients.aclose()
         await self._fetcher.aclose()
+        self._lanes.close()
         await anyio.to_thread.run_sync(self._converters.close)  # it waits for the workers
 
     def __enter__(self) -> WebSearch:

@@ -37,6 +37,7 @@ from websearch_core.errors import ConfigurationError, FetchError
 from websearch_core.jail import DEFAULT, JailPolicy, check_address, check_host_name, read_ip
 
 __all__ = [
+    "PROVIDER_LIMITS",
     "AsyncJailedTransport",
     "AsyncProviderTransport",
     "IPAddress",
@@ -53,14 +54,16 @@ IPAddress = Any  # ipaddress.IPv4Address | IPv6Address; Any keeps httpcore's sig
 #: ``(host, port) -> addresses``; blocking. Tests and hosts with their own DNS pass their own.
 Resolver = Callable[[str, int], Sequence[IPAddress]]
 
-# getaddrinfo cannot be cancelled or given a timeout, so it runs on a small pool of threads
-# and the caller stops waiting when its connect timeout is up.
-_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10)
+#: One provider's connections (each provider has its own pool): a blend asks each engine
+#: once per search, so this many searches at once reach one engine without waiting.
+PROVIDER_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10)
 #: Fetches: a bulk read keeps ``fetch_concurrency`` (16) pages in flight, often to one host.
 #: With fewer idle connections kept than that, each response closed one and the next request
 #: opened another (1,000 pages from one host took 612-1,000 connections). Each connection is
 #: one origin's, to the address that was checked when it was opened; reuse never re-targets it.
 _FETCH_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+# getaddrinfo cannot be cancelled or given a timeout, so it runs on a small pool of threads
+# and the caller stops waiting when its connect timeout is up.
 _RESOLVER_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-dns")
 
 
@@ -307,22 +310,56 @@ class _AsyncExactConnection(httpcore.AsyncConnectionInterface):
         return repr(self._inner)
 
 
-class _ExactPool(httpcore.ConnectionPool):
+# -- no request leaves a connection behind ---------------------------------------------------
+
+
+class _ReclaimOrphans:
+    """A pool that takes back the connections no request holds any more.
+
+    httpcore's pool hands a queued request a new connection and wakes it; a request cancelled
+    or timed out between that hand-over and its first use (waiting for a slot in a burst) is
+    removed from the queue, but the connection it was given stays: never connected, so never
+    idle, closed or expired, it holds a slot for good (encode/httpcore#1093, open against
+    1.0.9). Enough of them and every later request waits out its deadline against a healthy
+    server. So each time the pool reassigns (whenever a request arrives or leaves), a
+    connection that is neither idle nor closed and belongs to no request in the queue is
+    taken out and closed: in use, a connection always has its request in the queue.
+    """
+
+    _requests: list[Any]
+    _connections: list[Any]
+
+    def _assign_requests_to_connections(self) -> list[Any]:
+        held = {id(request.connection) for request in self._requests}
+        orphans = [
+            connection
+            for connection in self._connections
+            if id(connection) not in held
+            and not connection.is_idle()
+            and not connection.is_closed()
+        ]
+        for connection in orphans:
+            self._connections.remove(connection)
+        closing: list[Any] = super()._assign_requests_to_connections()  # type: ignore[misc]
+        return orphans + closing
+
+
+class _ExactPool(_ReclaimOrphans, httpcore.ConnectionPool):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
         return _ExactConnection(super().create_connection(origin))
 
 
-class _AsyncExactPool(httpcore.AsyncConnectionPool):
+class _AsyncExactPool(_ReclaimOrphans, httpcore.AsyncConnectionPool):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         return _AsyncExactConnection(super().create_connection(origin))
 
 
-class _ExactProxy(httpcore.HTTPProxy):
+class _ExactProxy(_ReclaimOrphans, httpcore.HTTPProxy):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
         return _ExactConnection(super().create_connection(origin))
 
 
-class _AsyncExactProxy(httpcore.AsyncHTTPProxy):
+class _AsyncExactProxy(_ReclaimOrphans, httpcore.AsyncHTTPProxy):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         return _AsyncExactConnection(super().create_connection(origin))
 
@@ -397,20 +434,38 @@ class AsyncJailedTransport(httpx.AsyncHTTPTransport):
 
 
 class ProviderTransport(httpx.HTTPTransport):
-    """The operator lane (provider APIs): no jail, but the deadline and the exact reuse."""
+    """The operator lane (provider APIs): no jail, but the deadline and the exact reuse.
 
-    def __init__(self, *, verify: ssl.SSLContext | bool = True) -> None:
+    Each provider has one of its own (``session.py``): a provider that hangs fills only its
+    own pool, never another's."""
+
+    def __init__(
+        self,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits = PROVIDER_LIMITS,
+        network_backend: httpcore.NetworkBackend | None = None,
+    ) -> None:
         super().__init__(trust_env=False)
-        self._pool = _ExactPool(**_pool_options(verify, _LIMITS), network_backend=DeadlineBackend())
+        self._pool = _ExactPool(
+            **_pool_options(verify, limits), network_backend=DeadlineBackend(network_backend)
+        )
 
 
 class AsyncProviderTransport(httpx.AsyncHTTPTransport):
     """``ProviderTransport`` for the event loop."""
 
-    def __init__(self, *, verify: ssl.SSLContext | bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        verify: ssl.SSLContext | bool = True,
+        limits: httpx.Limits = PROVIDER_LIMITS,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
         super().__init__(trust_env=False)
         self._pool = _AsyncExactPool(
-            **_pool_options(verify, _LIMITS), network_backend=AsyncDeadlineBackend()
+            **_pool_options(verify, limits),
+            network_backend=AsyncDeadlineBackend(network_backend),
         )
 
 
