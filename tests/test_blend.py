@@ -8,10 +8,12 @@ loopback), the keyed providers as scripted HTTP servers on loopback.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -206,6 +208,37 @@ async def test_async_blend_is_cut_off_at_the_deadline_too(
     assert outcome(response, "brave") == ("down", "timeout")
     assert outcome(response, f"ddgs/{BACKENDS[0]}") == ("down", "timeout")
     assert response.results
+
+
+async def test_a_hung_engine_starves_no_other_in_a_burst(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    # Each engine has its own capacity (threads for ddgs backends, a pool for keyed ones):
+    # sixty searches at once, one backend and one keyed engine hanging past the deadline,
+    # and every other engine answers every one of them.
+    hung = BACKENDS[0]
+    ddgs.backends[hung] = sleeping(3.0)
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=3.0))
+    async with blend(brave, mojeek, blend_timeout=0.8) as ws:
+        responses = await asyncio.gather(*(ws.asearch(f"burst {i}") for i in range(60)))
+    for response in responses:
+        outcomes = {o.engine: (o.status, o.error) for o in response.outcomes}
+        assert outcomes.pop(f"ddgs/{hung}") == ("down", "timeout")
+        assert outcomes.pop("brave") == ("down", "timeout")
+        assert set(outcomes.values()) == {("answered", None)}, outcomes
+
+
+def test_a_hung_engine_starves_no_other_in_a_burst_of_threads(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    hung = BACKENDS[0]
+    ddgs.backends[hung] = sleeping(3.0)
+    with blend(brave, mojeek, blend_timeout=0.8) as ws, ThreadPoolExecutor(30) as callers:
+        responses = list(callers.map(lambda i: ws.search(f"threads {i}"), range(30)))
+    for response in responses:
+        outcomes = {o.engine: (o.status, o.error) for o in response.outcomes}
+        assert outcomes.pop(f"ddgs/{hung}") == ("down", "timeout")
+        assert set(outcomes.values()) == {("answered", None)}, outcomes
 
 
 def test_all_engines_down_is_an_error_naming_each(

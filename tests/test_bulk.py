@@ -45,7 +45,7 @@ from websearch_core.bulk import (
 from websearch_core.documents import document_id
 from websearch_core.jail import JailPolicy
 from websearch_core.robots import RobotsRules
-from websearch_core.workers import ConversionWorkers
+from websearch_core.workers import ConversionWorkers, _Worker
 
 LOOPBACK = JailPolicy(allow_private=True)
 REPO = Path(__file__).resolve().parent.parent
@@ -145,18 +145,32 @@ def test_a_worker_that_died_idle_is_replaced_and_no_page_fails(server: ScriptedS
         assert victim not in ws._converters.pids
 
 
-def test_a_worker_killed_while_converting_fails_only_that_page() -> None:
-    # A 1.9 MB article takes a worker well over a second here: killed meanwhile, that page
-    # is lost and says so; the next pages convert on a new worker.
-    big = article(1, size=1_900_000)
+def test_a_worker_killed_while_converting_fails_only_that_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The worker is stopped (SIGSTOP), handed a page, and killed once the page is in its
+    # pipe: it held that page and never answered, whatever the machine's speed. That page is
+    # lost and says so; the next pages convert on a new worker.
+    page = article(1, size=40_000)  # worth a worker, and small enough to sit in the pipe
     small = article(2)
+    handed = threading.Event()
+    real_send = _Worker.send
+
+    def send_then_tell(worker: _Worker, *args: Any) -> None:
+        real_send(worker, *args)
+        handed.set()
+
+    monkeypatch.setattr(_Worker, "send", send_then_tell)
     workers = ConversionWorkers(1)
     workers.wait_for_start = True
     try:
         workers.submit(small, "text/html", "http://a.test/warm").result(timeout=60)
-        converting = workers.submit(big, "text/html", "http://a.test/big")
-        time.sleep(0.3)
-        os.kill(workers.pids[0], signal.SIGKILL)
+        (pid,) = workers.pids
+        handed.clear()
+        os.kill(pid, signal.SIGSTOP)
+        converting = workers.submit(page, "text/html", "http://a.test/held")
+        assert handed.wait(timeout=60)
+        os.kill(pid, signal.SIGKILL)
         with pytest.raises(FetchError, match="worker converting it stopped") as lost:
             converting.result(timeout=60)
         assert lost.value.retryable

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import SECRET_HEADERS
 from websearch_core import AuthenticationError, WebSearch, WebSearchError
@@ -254,3 +256,50 @@ def test_a_vendor_answer_that_echoes_the_key_is_redacted() -> None:
     response = ws.search("q", include_answer=True)
     assert CANARY not in response.model_dump_json() + response.render()
     assert "[redacted]" in response.render()
+
+
+def chain_text(error: BaseException) -> str:
+    """Everything an exception carries along its chain, as a traceback or a debugger shows it."""
+    seen: list[str] = []
+    current: BaseException | None = error
+    while current is not None and len(seen) < 20:
+        seen += [repr(current), str(current), repr(current.args)]
+        current = current.__cause__ or current.__context__
+    return "\n".join(seen)
+
+
+_SECRET_CHARS = st.characters(min_codepoint=0x30, max_codepoint=0x7A, categories=["L", "N"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    password=st.text(_SECRET_CHARS, min_size=8, max_size=24),
+    setting=st.sampled_from(
+        ["searxng_url", "brave_base_url", "tavily_base_url", "mojeek_base_url", "openai_base_url"]
+    ),
+    shape=st.sampled_from(
+        [
+            "http://user:{p}@host.example/?q=1",  # a query: not a base URL
+            "http://user:{p}@host.example/#frag",
+            "ftp://user:{p}@host.example/",
+            "http://user:{p}@host.example:99999/",
+            "http://user:{p}@[::1/",
+        ]
+    ),
+)
+def test_no_error_chains_an_exception_holding_a_secret(
+    password: str, setting: str, shape: str
+) -> None:
+    # pydantic's ValidationError carries the whole input; a ``raise ... from None`` only hides
+    # it from a printed traceback. Nothing raised may keep it in ``__context__``/``__cause__``.
+    url = shape.format(p=password)
+    with pytest.raises(WebSearchError) as caught:
+        WebSearch("searxng" if setting == "searxng_url" else "auto", **{setting: url})
+    assert password not in chain_text(caught.value)
+
+
+def test_a_proxy_password_is_in_no_error_chain() -> None:
+    for proxy in ("socks5://u:pw-canary-123456@proxy.example:1080", "http://u:pw-canary-123456@"):
+        with pytest.raises(WebSearchError) as caught:
+            WebSearch(fetch_proxy=proxy).fetch("https://example.com/")
+        assert "pw-canary-123456" not in chain_text(caught.value)

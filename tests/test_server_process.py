@@ -18,6 +18,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import psutil
@@ -369,6 +370,47 @@ def test_200_searches_and_100_scrapes_at_once(
             print(f"\n  {what}: {len(times)} at once, p50 {p50 * 1000:.0f} ms, "
                   f"p99 {p99 * 1000:.0f} ms", end="")  # fmt: skip
         print(f"; service RSS {rss_before / 2**20:.0f} -> {rss_after / 2**20:.0f} MiB", end="")
+
+
+def _outcomes(body: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
+    return {o["engine"]: (o["status"], o["error"]) for o in body["outcomes"]}
+
+
+def test_a_burst_while_an_engine_hangs_leaves_the_service_answering(
+    engines: FakeEngines,
+) -> None:
+    # 100 searches at once while mojeek hangs past the blend's deadline: brave (its own
+    # pool) answers every one, mojeek is named down; and once mojeek answers again, so does
+    # the service, at once, with both (before, the cancelled waiters had leaked the pool's
+    # slots and every later search waited out its deadline with every engine "down").
+    environment = {**engines.environment(), "WEBSEARCH_API_KEY": KEY,
+                   "WEBSEARCH_BLEND_TIMEOUT": "1"}  # fmt: skip
+    with run_service(environment) as running:
+        engines.delay_s["mojeek"] = 20.0
+
+        async def burst() -> list[httpx.Response]:
+            limits = httpx.Limits(max_connections=200)
+            async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+                url = f"{running.url}/v1/websearch"
+                queries = [{"query": f"burst {i}"} for i in range(100)]
+                return await asyncio.gather(
+                    *(client.post(url, json=query, headers=SEARCH) for query in queries)
+                )
+
+        for reply in asyncio.run(burst()):
+            assert reply.status_code == 200, reply.text[:300]
+            assert _outcomes(reply.json()) == {
+                "brave": ("answered", None),
+                "mojeek": ("down", "timeout"),
+            }
+        engines.delay_s.clear()
+        for i in range(5):
+            reply = httpx.post(f"{running.url}/v1/websearch", json={"query": f"after {i}"},
+                               headers=SEARCH, timeout=30)  # fmt: skip
+            assert _outcomes(reply.json()) == {
+                "brave": ("answered", None),
+                "mojeek": ("answered", None),
+            }
 
 
 def test_a_bad_configuration_stops_serve_in_one_line(engines: FakeEngines) -> None:

@@ -87,4 +87,6 @@ def normalise_base_url(raw: str) -> str:
         raise ValueError("the base URL is not an http(s) URL; give e.g. http://localhost:8080")
     if url.query or url.fragment:
         raise ValueError("the base URL has a query or fragment; give only the base URL")
+    if url.port is not None and not 0 < url.port < 65536:
+        raise ValueError("the base URL's port is not 1 to 65535; give e.g. http://localhost:8080")
     return text

@@ -35,7 +35,7 @@ from websearch_core.blend import (
     blend_answer,
     ddgs_capabilities,
 )
-from websearch_core.boundary import boundary
+from websearch_core.boundary import apublic, boundary, detached, public
 from websearch_core.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.config import Settings
 from websearch_core.content import Converted
@@ -138,7 +138,7 @@ def _settled(url: str, future: Future[Page]) -> tuple[str, Page | WebSearchError
     try:
         return url, future.result()
     except WebSearchError as exc:
-        return url, exc
+        return url, detached(exc)
 
 
 def _url_iterable(urls: object) -> Iterable[Any]:
@@ -168,6 +168,7 @@ class WebSearch:
     refuses an option it cannot honour before anything is sent.
     """
 
+    @public("configure")
     def __init__(
         self,
         provider: str | None = None,
@@ -403,6 +404,7 @@ class WebSearch:
 
     # -- search ----------------------------------------------------------------------------
 
+    @public("search")
     def search(
         self,
         query: str,
@@ -430,20 +432,20 @@ class WebSearch:
         """
         args = dict(locals())
         del args["self"]
-        with boundary("search", self._redactor):
-            request, chosen, query_sent, key = self._plan(args)
-            if (hit := self._memo.get(key)) is not None:
-                return self._recalled(hit)
-            if isinstance(chosen, BlendProvider):
-                return self._blend_search(request, key)
-            started = time.perf_counter()
-            if isinstance(chosen, BlockingProvider):
-                answer = _spent(self._blocking(chosen, request, query_sent), 1)
-            else:
-                assert isinstance(chosen, HttpProvider)
-                answer = self._exchange(chosen, request, query_sent)
-            return self._finish(key, request, chosen, query_sent, answer, started)
+        request, chosen, query_sent, key = self._plan(args)
+        if (hit := self._memo.get(key)) is not None:
+            return self._recalled(hit)
+        if isinstance(chosen, BlendProvider):
+            return self._blend_search(request, key)
+        started = time.perf_counter()
+        if isinstance(chosen, BlockingProvider):
+            answer = _spent(self._blocking(chosen, request, query_sent), 1)
+        else:
+            assert isinstance(chosen, HttpProvider)
+            answer = self._exchange(chosen, request, query_sent)
+        return self._finish(key, request, chosen, query_sent, answer, started)
 
+    @apublic("search")
     async def asearch(
         self,
         query: str,
@@ -466,19 +468,18 @@ class WebSearch:
         """``search`` for the event loop; a blocking provider runs on a worker thread."""
         args = dict(locals())
         del args["self"]
-        with boundary("search", self._redactor):
-            request, chosen, query_sent, key = self._plan(args)
-            if (hit := self._memo.get(key)) is not None:
-                return self._recalled(hit)
-            if isinstance(chosen, BlendProvider):
-                return await self._ablend_search(request, key)
-            started = time.perf_counter()
-            if isinstance(chosen, BlockingProvider):
-                answer = _spent(await self._ablocking(chosen, request, query_sent), 1)
-            else:
-                assert isinstance(chosen, HttpProvider)
-                answer = await self._aexchange(chosen, request, query_sent)
-            return self._finish(key, request, chosen, query_sent, answer, started)
+        request, chosen, query_sent, key = self._plan(args)
+        if (hit := self._memo.get(key)) is not None:
+            return self._recalled(hit)
+        if isinstance(chosen, BlendProvider):
+            return await self._ablend_search(request, key)
+        started = time.perf_counter()
+        if isinstance(chosen, BlockingProvider):
+            answer = _spent(await self._ablocking(chosen, request, query_sent), 1)
+        else:
+            assert isinstance(chosen, HttpProvider)
+            answer = await self._aexchange(chosen, request, query_sent)
+        return self._finish(key, request, chosen, query_sent, answer, started)
 
     # A provider's exchange is driven step by step under ONE deadline (the session's
     # ``timeout``): every call, its retry, and any redirect resolution share it.
@@ -863,7 +864,7 @@ class WebSearch:
         try:
             self._plan(args)
         except WebSearchError as refusal:
-            return refusal
+            return detached(refusal)
         return None
 
     def _finish(
@@ -931,6 +932,7 @@ class WebSearch:
 
     # -- fetch -----------------------------------------------------------------------------
 
+    @public("fetch")
     def fetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
         """Fetch one page through the URL jail; ``page.render()`` is what the model reads.
 
@@ -938,22 +940,22 @@ class WebSearch:
         memo when the page is there (no refetch). HTTP error statuses come back as a ``Page``
         (``page.ok`` is False); refusals and network failures raise a ``FetchError``.
         """
-        with boundary("fetch", self._redactor):
-            request, target, key, hit = self._page_memo(url, max_bytes, offset)
-            if hit is not None:
-                return hit
-            page = self._fetcher.fetch(target, max_bytes=request.max_bytes)
-            return self._remember_page(key, page, request.offset)
+        request, target, key, hit = self._page_memo(url, max_bytes, offset)
+        if hit is not None:
+            return hit
+        page = self._fetcher.fetch(target, max_bytes=request.max_bytes)
+        return self._remember_page(key, page, request.offset)
 
+    @apublic("fetch")
     async def afetch(self, url: str, *, max_bytes: int | None = None, offset: int = 0) -> Page:
         """``fetch`` for the event loop."""
-        with boundary("fetch", self._redactor):
-            request, target, key, hit = self._page_memo(url, max_bytes, offset)
-            if hit is not None:
-                return hit
-            page = await self._fetcher.afetch(target, max_bytes=request.max_bytes)
-            return self._remember_page(key, page, request.offset)
+        request, target, key, hit = self._page_memo(url, max_bytes, offset)
+        if hit is not None:
+            return hit
+        page = await self._fetcher.afetch(target, max_bytes=request.max_bytes)
+        return self._remember_page(key, page, request.offset)
 
+    @public("scrape")
     def scrape(
         self,
         url: str,
@@ -971,15 +973,15 @@ class WebSearch:
         ``deadline_s`` may shorten the fetch's deadline, never lengthen it. HTTP error statuses
         come back as a ``ScrapedPage``; refusals and network failures raise a ``FetchError``.
         """
-        with boundary("scrape", self._redactor):
-            target, options = self._scrape_plan(
-                url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
-            )
-            fetched = self._fetcher.fetch_raw(
-                target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
-            )
-            return self._scraped(fetched, options)
+        target, options = self._scrape_plan(
+            url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
+        )
+        fetched = self._fetcher.fetch_raw(
+            target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
+        )
+        return self._scraped(fetched, options)
 
+    @apublic("scrape")
     async def ascrape(
         self,
         url: str,
@@ -992,14 +994,13 @@ class WebSearch:
         max_bytes: int | None = None,
     ) -> ScrapedPage:
         """``scrape`` for the event loop; the conversion runs on a worker thread."""
-        with boundary("scrape", self._redactor):
-            target, options = self._scrape_plan(
-                url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
-            )
-            fetched = await self._fetcher.afetch_raw(
-                target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
-            )
-            return await anyio.to_thread.run_sync(self._scraped, fetched, options)
+        target, options = self._scrape_plan(
+            url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
+        )
+        fetched = await self._fetcher.afetch_raw(
+            target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
+        )
+        return await anyio.to_thread.run_sync(self._scraped, fetched, options)
 
     def _scrape_plan(
         self,
@@ -1088,7 +1089,7 @@ class WebSearch:
                     return fetched
                 return await self._aconverted(fetched)
             except WebSearchError as exc:
-                return exc
+                return detached(exc)
 
         window: deque[tuple[str, asyncio.Task[Page | WebSearchError]]] = deque()
         try:
