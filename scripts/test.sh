@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone, with nothing but Python >= 3.10, pip and git:
 # a virtualenv with every extra, searx 0.17 in its own Python 3.8 venv (the tests start it on
-# loopback), then lint, types and pytest (in a network namespace where only loopback exists,
+# loopback), Firecrawl's JavaScript SDK when npm is there, then lint, types and pytest (in a network namespace where only loopback exists,
 # when one can be created). Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,12 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[dev]'
 bash scripts/install-searx.sh
+# Real JavaScript clients of `websearch serve` (Firecrawl's SDK), pinned by tests/js's lock file.
+if command -v npm >/dev/null 2>&1; then
+  npm ci --prefix tests/js --no-audit --no-fund --loglevel=error
+else
+  echo "(npm not found: tests/test_js_clients.py will skip, or fail under CI=true)" >&2
+fi
 
 echo "== ruff"
 .venv/bin/ruff check .

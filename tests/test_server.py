@@ -47,7 +47,10 @@ def engines() -> Iterator[FakeEngines]:
 
 
 def _session(engines: FakeEngines, **extra: Any) -> WebSearch:
-    return engines.blend(blend_engines=["brave", "mojeek"], blend_cache=BlendCache(), **extra)
+    # In-process, pages convert on threads (convert_workers=0): starting worker processes
+    # for each test's app would cost more than these tests; the process tests run them.
+    options = {"convert_workers": 0, **extra}
+    return engines.blend(blend_engines=["brave", "mojeek"], blend_cache=BlendCache(), **options)
 
 
 @pytest.fixture
@@ -173,11 +176,15 @@ def test_openapi_document_describes_what_the_endpoint_takes_and_returns(
         ),
         (
             {"q": "a", "format": "json", "language": "en-US", "safesearch": "1"},
-            {"query": "a", "count": 10, "page": 1, "country": "us", "safesearch": "moderate"},
+            {"query": "a", "count": 10, "page": 1, "locale": "en-us", "safesearch": "moderate"},
         ),
         (
             {"q": "a", "format": "json", "language": "de", "safesearch": "0"},
-            {"query": "a", "count": 10, "page": 1, "language": "de", "safesearch": "off"},
+            {"query": "a", "count": 10, "page": 1, "locale": "de", "safesearch": "off"},
+        ),
+        (
+            {"q": ":fr-CA a !br", "format": "json", "language": "de"},
+            {"query": "a", "count": 10, "page": 1, "locale": "fr-ca", "engines": ["brave"]},
         ),
         (
             # What Open WebUI sends: empty filters mean none; theme and image_proxy only
@@ -195,7 +202,42 @@ def test_openapi_document_describes_what_the_endpoint_takes_and_returns(
 def test_searxng_parameters_map_to_search_arguments(
     params: dict[str, str], expected: dict[str, Any]
 ) -> None:
-    assert search_arguments(params) == expected
+    call = search_arguments(params, ["brave", "mojeek", "ddgs/duckduckgo"])
+    assert call.arguments == expected
+    assert call.passed_over == []
+
+
+@pytest.mark.parametrize(
+    ("params", "expected", "passed_over"),
+    [
+        # LibreChat's default: no such engine here; as SearXNG does, every engine runs.
+        ({"engines": "google,bing,duckduckgo"}, {"engines": ["ddgs/duckduckgo"]},
+         [["bing", "no engine of that name here"], ["google", "no engine of that name here"]]),
+        ({"engines": "arxiv,google scholar,pubmed"}, {},
+         [["arxiv", "no engine of that name here"], ["google scholar",
+          "no engine of that name here"], ["pubmed", "no engine of that name here"]]),
+        ({"engines": "brave,nonesuch"}, {"engines": ["brave"]},
+         [["nonesuch", "no engine of that name here"]]),
+        # Bangs: those it can honour choose engines; the rest are taken out, and said.
+        ({"q": "!ddg !mjk a"}, {"engines": ["ddgs/duckduckgo", "mojeek"]}, []),
+        ({"q": "!gh a"}, {}, [["!gh", "the bang's engine or category is not served here: "
+                               "searched without it"]]),
+        ({"q": "!images a"}, {}, [["!images", "only general web results are served here: "
+                                   "searched the web"]]),
+        ({"q": "a !!w <3 !general"}, {}, [
+            ["!!w", "the bang's engine or category is not served here: searched without it"],
+            ["<3", "the bang's engine or category is not served here: searched without it"]]),
+    ],
+)  # fmt: skip
+def test_searxng_passes_over_what_it_cannot_honour_and_says_so(
+    params: dict[str, str], expected: dict[str, Any], passed_over: list[list[str]]
+) -> None:
+    call = search_arguments({"q": "a", "format": "json", **params}, ENGINES_HERE)
+    assert call.arguments == {"query": "a", "count": 10, "page": 1, **expected}
+    assert sorted(call.passed_over) == passed_over
+
+
+ENGINES_HERE = ["brave", "mojeek", "ddgs/duckduckgo"]
 
 
 @pytest.mark.parametrize(
@@ -213,13 +255,14 @@ def test_searxng_parameters_map_to_search_arguments(
         ({"q": "a", "format": "json", "categories": "images"}, "categories"),
         ({"q": "a", "format": "json", "language": "en-USA"}, "language"),
         ({"q": "a", "format": "json", "timeout_limit": "2"}, "timeout_limit"),
+        ({"q": "!gh", "format": "json"}, "q is missing"),  # nothing left but a bang
     ],
 )
 def test_searxng_parameters_that_cannot_be_honoured_are_refused(
     params: dict[str, str], words: str
 ) -> None:
     with pytest.raises(InvalidRequestError, match=words):
-        search_arguments(params)
+        search_arguments(params, ENGINES_HERE)
 
 
 def test_searxng_envelope_has_every_field_clients_read() -> None:
@@ -302,14 +345,55 @@ def test_searxng_door_engines_choose_among_the_blend(client: TestClient) -> None
         headers=SEARCH,
     ).json()
     assert {e for r in body["results"] for e in r["engines"]} == {"brave"}
+    # A name it does not have is passed over, as SearXNG does: here none is left, so every
+    # engine runs, and the name is listed.
     unknown = client.get(
         "/v1/websearch/search",
         params={"q": "x", "format": "json", "engines": "google"},
         headers=SEARCH,
     )
-    assert unknown.status_code == 400
-    assert unknown.json()["error"]["type"] == "InvalidRequestError"
-    assert "brave, mojeek" in unknown.json()["error"]["message"]
+    assert unknown.status_code == 200
+    assert {e for r in unknown.json()["results"] for e in r["engines"]} == {"brave", "mojeek"}
+    assert unknown.json()["unresponsive_engines"] == [["google", "no engine of that name here"]]
+    # The typed door (the Python API): a list naming no engine here is refused, saying which.
+    typed = client.post(
+        "/v1/websearch", json={"query": "x", "provider": "blend", "engines": ["google"]},
+        headers=SEARCH,
+    )  # fmt: skip
+    assert typed.status_code == 400
+    assert "choose among brave, mojeek" in typed.json()["error"]["message"]
+    some = client.post(
+        "/v1/websearch", json={"query": "x", "engines": ["google", "mojeek"]}, headers=SEARCH
+    ).json()
+    assert some["skipped"] == {"google": "no engine of that name here"}
+    assert {o["engine"] for o in some["outcomes"]} == {"mojeek"}
+
+
+def test_searxng_door_lists_engines_that_sat_out_for_an_option(
+    engines: FakeEngines, server: ScriptedServer
+) -> None:
+    # A SearXNG upstream has no country filter: with mojeek it sits out a strict country
+    # (listed), while a locale is a hint it follows as far as it can (it answers).
+    server.script("/search", Reply(200, {"results": [{"url": "https://up.example/", "title":
+                  "Up", "content": "c"}], "suggestions": ["up one", "up two"]}))  # fmt: skip
+    ws = WebSearch("blend", searxng_url=server.url, mojeek_api_key="fake-mojeek-key",
+                   mojeek_base_url=f"{engines.url}/mojeek", blend_engines=["searxng", "mojeek"],
+                   convert_workers=0)  # fmt: skip
+    app = create_app(lambda: ws, api_key=KEY)
+    with TestClient(app) as client:
+        hinted = client.get(
+            "/v1/websearch/search",
+            headers=SEARCH,
+            params={"q": "loc", "format": "json", "language": "en-US"},
+        ).json()
+        strict = client.post("/v1/websearch", headers=SEARCH,
+                             json={"query": "loc", "country": "us"}).json()  # fmt: skip
+    assert hinted["unresponsive_engines"] == []
+    assert {e for r in hinted["results"] for e in r["engines"]} == {"searxng", "mojeek"}
+    assert hinted["suggestions"] == ["up one", "up two"]  # the upstream's, passed on
+    assert strict["skipped"] == {"searxng": "cannot honour country"}
+    sent = [request.query for request in server.seen if request.path == "/search"]
+    assert sent[0]["language"] == "en"  # the locale's language, all SearXNG takes here
 
 
 # -- the Firecrawl door ---------------------------------------------------------------------
@@ -608,7 +692,19 @@ def test_a_long_request_line_counts_toward_the_head_limit(client: TestClient) ->
 def test_healthz_is_open(client: TestClient) -> None:
     reply = client.get("/healthz")
     assert reply.status_code == 200
-    assert reply.json() == {"status": "ok", "engines": ["brave", "mojeek"]}
+    assert reply.json() == {
+        "status": "ok",
+        "engines": ["brave", "mojeek"],
+        "lanes": {"search": {"running": 0, "waiting": 0}, "scrape": {"running": 0, "waiting": 0}},
+    }
+
+
+def test_healthz_says_the_service_cannot_serve_without_a_key(engines: FakeEngines) -> None:
+    with TestClient(create_app(lambda: _session(engines), environ={})) as keyless:
+        reply = keyless.get("/healthz")
+    assert reply.status_code == 503
+    assert reply.json()["status"] == "unavailable"
+    assert "WEBSEARCH_API_KEY is not set" in reply.json()["reason"]
 
 
 async def test_admission_bounds_running_and_waiting_requests() -> None:

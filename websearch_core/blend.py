@@ -48,6 +48,7 @@ from websearch_core.routing import Support
 __all__ = [
     "BUDGET_SPENT",
     "DDGS_BACKENDS_UNSUPPORTED",
+    "NO_SUCH_ENGINE",
     "RRF_K",
     "BlendCache",
     "BlendPlan",
@@ -58,6 +59,8 @@ __all__ = [
     "Meter",
     "blend_answer",
     "fuse",
+    "match_engines",
+    "merged_suggestions",
     "outcome_of",
 ]
 
@@ -94,6 +97,27 @@ class Engine:
     provider: Provider
     capabilities: Mapping[str, Support]
     paid: bool = False
+
+
+#: Why an engine asked for by name sat a search out.
+NO_SUCH_ENGINE = "no engine of that name here"
+
+
+def match_engines(names: Sequence[str], here: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The engines here that ``names`` ask for, and the names that are none of them.
+
+    A name is an engine's own (``brave``, ``ddgs/duckduckgo``) or the plain name of a search
+    engine that a ddgs backend here reaches (``duckduckgo``, ``google``): what SearXNG's
+    clients send (LibreChat asks for ``google,bing,duckduckgo``)."""
+    matched: list[str] = []
+    unknown: list[str] = []
+    for name in names:
+        engine = name if name in here else f"ddgs/{name}" if f"ddgs/{name}" in here else None
+        if engine is None:
+            unknown.append(name)
+        elif engine not in matched:
+            matched.append(engine)
+    return matched, unknown
 
 
 def ddgs_capabilities(backend: str, base: Mapping[str, Support]) -> dict[str, Support]:
@@ -375,6 +399,15 @@ class BlendPlan:
     skipped: dict[str, str]
     fees: dict[str, float]
     settled: bool = False
+
+
+def merged_suggestions(answers: Sequence[ProviderAnswer | WebSearchError | None]) -> list[str]:
+    """Every engine's suggested queries, once each, in the engines' order."""
+    merged: list[str] = []
+    for answer in answers:
+        if isinstance(answer, ProviderAnswer):
+            merged += [text for text in answer.suggestions if text not in merged]
+    return merged[:10]
 
 
 def blend_answer(

@@ -71,6 +71,11 @@ def argument_message(exc: ValidationError) -> str:
     return f"invalid arguments: {validation_message(exc)}; correct them and call again"
 
 
+def _letters(code: str) -> bool:
+    """A two-letter code (ISO 639-1 language, ISO 3166-1 region)."""
+    return len(code) == 2 and code.isascii() and code.isalpha()
+
+
 def _one_line(text: str, limit: int) -> str:
     flat = one_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
@@ -96,6 +101,12 @@ class SearchRequest(BaseModel):
     include_answer: StrictBool = False
     country: StrictStr | None = Field(default=None, description="ISO 3166-1 alpha-2, e.g. 'us'")
     language: StrictStr | None = Field(default=None, description="ISO 639-1, e.g. 'en'")
+    #: A hint, not a filter: a language and maybe its region (``en``, ``en-US``, as SearXNG
+    #: takes them). Each engine follows as much of it as it can (its language, its region) and
+    #: none sits a search out for it; ``language`` and ``country`` are the strict forms.
+    locale: StrictStr | None = Field(
+        default=None, description="a hint each engine follows as it can, e.g. 'en-US'"
+    )
     safesearch: SafeSearch | None = None
     #: The engines of a blend to ask, by name (``WebSearch.engines``); none named: every one.
     engines: tuple[StrictStr, ...] = Field(default=(), max_length=50)
@@ -167,6 +178,16 @@ class SearchRequest(BaseModel):
         if len(code) != 2 or not code.isascii() or not code.isalpha():
             raise ValueError(f"expected a two-letter code such as 'us' or 'en', got {value!r}")
         return code
+
+    @field_validator("locale")
+    @classmethod
+    def _locale(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        language, _, region = value.strip().replace("_", "-").lower().partition("-")
+        if not _letters(language) or (region and not _letters(region)):
+            raise ValueError(f"expected a locale such as 'en' or 'en-US', got {value[:40]!r}")
+        return f"{language}-{region}" if region else language
 
     @model_validator(mode="after")
     def _dates_make_sense(self) -> SearchRequest:
@@ -309,6 +330,8 @@ class SearchResponse(BaseModel):
     #: Engines of a blend left out of this search, and why (an option they cannot honour,
     #: the metering budget spent): nothing was sent to them.
     skipped: dict[str, str] = Field(default_factory=dict)
+    #: Other queries the engines proposed (an upstream SearXNG's ``suggestions``).
+    suggestions: list[str] = Field(default_factory=list)
     sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
     outcomes: list[EngineOutcome] = Field(default_factory=list)
     from_memo: bool = False

@@ -24,7 +24,15 @@ if TYPE_CHECKING:
     from websearch_core.models import SearchRequest
     from websearch_core.providers.base import Provider
 
-__all__ = ["OPTIONS", "Support", "choose_provider", "rewrite_query", "unmet_by", "unmet_options"]
+__all__ = [
+    "OPTIONS",
+    "Support",
+    "choose_provider",
+    "localised",
+    "rewrite_query",
+    "unmet_by",
+    "unmet_options",
+]
 
 
 class Support(str, Enum):
@@ -122,6 +130,20 @@ def _gap(request: SearchRequest, provider: Provider) -> str:
         f"{provider.name} takes queries of at most {provider.max_query_chars:,} characters "
         "with their site: filters"
     )
+
+
+def localised(request: SearchRequest, capabilities: Mapping[str, Support]) -> SearchRequest:
+    """The request as one provider takes it: its ``locale`` hint turned into the language and
+    the region this provider honours (never over an explicit ``language`` or ``country``)."""
+    if request.locale is None:
+        return request
+    language, _, region = request.locale.partition("-")
+    update: dict[str, str | None] = {"locale": None}
+    if request.language is None and capabilities.get("language") is Support.NATIVE:
+        update["language"] = language
+    if region and request.country is None and capabilities.get("country") is Support.NATIVE:
+        update["country"] = region
+    return request.model_copy(update=update)
 
 
 def rewrite_query(request: SearchRequest, capabilities: Mapping[str, Support]) -> str:

@@ -16,7 +16,7 @@ import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -25,6 +25,7 @@ from pydantic import SecretStr, ValidationError
 from websearch_core import http
 from websearch_core.blend import (
     BUDGET_SPENT,
+    NO_SUCH_ENGINE,
     BlendCache,
     BlendPlan,
     BlendProvider,
@@ -34,11 +35,13 @@ from websearch_core.blend import (
     Meter,
     blend_answer,
     ddgs_capabilities,
+    match_engines,
+    merged_suggestions,
 )
 from websearch_core.boundary import apublic, boundary, detached, public
 from websearch_core.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.config import Settings
-from websearch_core.content import Converted
+from websearch_core.content import Converted, convert
 from websearch_core.errors import (
     ConfigurationError,
     InternalError,
@@ -69,7 +72,13 @@ from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProv
 from websearch_core.providers.base import Call, ProviderAnswer, clean_strings
 from websearch_core.providers.ddgs import DdgsProvider, text_backends
 from websearch_core.robots import RobotsCache
-from websearch_core.routing import Support, choose_provider, rewrite_query, unmet_options
+from websearch_core.routing import (
+    Support,
+    choose_provider,
+    localised,
+    rewrite_query,
+    unmet_options,
+)
 from websearch_core.scrape import (
     ScrapedPage,
     ScrapeFormat,
@@ -82,6 +91,8 @@ from websearch_core.transport import Resolver, system_resolver
 from websearch_core.workers import ConversionWorkers, default_workers
 
 __all__ = ["WebSearch"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("websearch_core")
 
@@ -419,6 +430,7 @@ class WebSearch:
         include_answer: bool = False,
         country: str | None = None,
         language: str | None = None,
+        locale: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
         engines: Iterable[str] | None = None,
@@ -427,8 +439,10 @@ class WebSearch:
         """Search and return the results; raises a ``WebSearchError`` the model can act on.
 
         ``site`` is a shorthand for one entry of ``include_domains``; ``engines`` chooses
-        among a blend's engines (``self.engines``). The whole search, its one retry included,
-        ends within ``timeout`` seconds.
+        among a blend's engines (``self.engines``: a name none of them has sits the search out,
+        said in ``skipped``). ``locale`` (``en-US``) is a hint each engine follows as far as it
+        can; ``language`` and ``country`` are strict. The whole search, its one retry
+        included, ends within ``timeout`` seconds.
         """
         args = dict(locals())
         del args["self"]
@@ -460,6 +474,7 @@ class WebSearch:
         include_answer: bool = False,
         country: str | None = None,
         language: str | None = None,
+        locale: str | None = None,
         safesearch: SafeSearch | None = None,
         page: int = 1,
         engines: Iterable[str] | None = None,
@@ -545,20 +560,22 @@ class WebSearch:
         """The blend's engines here, by name: what ``engines=`` may choose among."""
         return [engine.name for engine in self._blend.engines]
 
-    def _chosen_engines(self, request: SearchRequest) -> tuple[Engine, ...]:
+    def _chosen_engines(self, request: SearchRequest) -> tuple[tuple[Engine, ...], list[str]]:
+        """The engines ``engines=`` names (every one, when it names none), and the names that
+        are no engine here; a list naming only those is refused."""
         if not request.engines:
-            return self._blend.engines
-        unknown = [name for name in request.engines if name not in self.engines]
-        if unknown:
+            return self._blend.engines, []
+        matched, unknown = match_engines(request.engines, self.engines)
+        if not matched:
             raise InvalidRequestError(
                 f"no engine named {', '.join(map(repr, unknown))} in this blend: choose among "
                 f"{', '.join(self.engines) or 'none (the blend has no engines here)'}"
             )
-        return tuple(e for e in self._blend.engines if e.name in request.engines)
+        return tuple(e for e in self._blend.engines if e.name in matched), unknown
 
     def _blend_refusal(self, request: SearchRequest) -> None:
         """Refuse, before anything is sent, a search no engine of the blend can honour."""
-        chosen = self._chosen_engines(request)
+        chosen, _ = self._chosen_engines(request)
         if any(not unmet_options(request, e.capabilities) for e in chosen):
             return
         gaps = "; ".join(
@@ -570,10 +587,11 @@ class WebSearch:
         """Which engines run: those that honour every option and, if paid, that the meter
         allows. Each left out is named with its reason."""
         engines: list[Engine] = []
-        skipped: dict[str, str] = {}
+        chosen, unknown = self._chosen_engines(request)
+        skipped = dict.fromkeys(unknown, NO_SUCH_ENGINE)
         fees: dict[str, float] = {}
         try:
-            for engine in self._chosen_engines(request):
+            for engine in chosen:
                 if unmet := unmet_options(request, engine.capabilities):
                     skipped[engine.name] = f"cannot honour {', '.join(unmet)}"
                 elif (
@@ -591,7 +609,7 @@ class WebSearch:
             self._settle(fees, {})
             raise
         if not engines:
-            if all(why == BUDGET_SPENT for why in skipped.values()):
+            if all(why in (BUDGET_SPENT, NO_SUCH_ENGINE) for why in skipped.values()):
                 raise RateLimitedError("blend", None, quota=True)
             every = "; ".join(f"{name} ({why})" for name, why in skipped.items())
             raise InvalidRequestError(f"no engine of the blend can run this search: {every}")
@@ -646,7 +664,13 @@ class WebSearch:
         # Searches that reached an engine (it answered, or it was cut off mid-request).
         reached = [o for o in outcomes if o.status != "down" or o.error == "timeout"]
         usage = Usage(searches=len(reached), requests=len(plan.engines), paid=paid)
-        return ProviderAnswer(results=results, outcomes=outcomes, skipped=plan.skipped, usage=usage)
+        return ProviderAnswer(
+            results=results,
+            outcomes=outcomes,
+            skipped=plan.skipped,
+            usage=usage,
+            suggestions=merged_suggestions(answers),
+        )
 
     def _engine_bug(self, engine: Engine, exc: Exception) -> InternalError:
         if logger.isEnabledFor(logging.DEBUG):
@@ -663,6 +687,7 @@ class WebSearch:
     ) -> ProviderAnswer | WebSearchError:
         """One engine's answer or its error, never raised: one engine never fails a blend."""
         query = rewrite_query(request, engine.capabilities)
+        request = localised(request, engine.capabilities)
         try:
             if isinstance(engine.provider, BlockingProvider):
                 search = _blocking_call(engine.provider, request, query)
@@ -679,6 +704,7 @@ class WebSearch:
         self, engine: Engine, request: SearchRequest, deadline: float
     ) -> ProviderAnswer | WebSearchError:
         query = rewrite_query(request, engine.capabilities)
+        request = localised(request, engine.capabilities)
         try:
             if isinstance(engine.provider, BlockingProvider):
                 search = _blocking_call(engine.provider, request, query)
@@ -849,7 +875,8 @@ class WebSearch:
             self._blend_refusal(request)
             return request, self._blend, request.query, (pin, request)
         chosen = choose_provider(request, pin, self._configured)
-        return request, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
+        sent = localised(request, chosen.capabilities)
+        return sent, chosen, rewrite_query(request, chosen.capabilities), (pin, request)
 
     def refusal_for(self, options: Mapping[str, Any]) -> WebSearchError | None:
         """The error a search with ``options`` would raise before sending anything, if any.
@@ -889,6 +916,7 @@ class WebSearch:
             citations=answer.citations,
             answer_truncated=answer.answer_truncated,
             skipped=answer.skipped,
+            suggestions=answer.suggestions,
             usage=answer.usage or Usage(),
             sent_query=query_sent,
             outcomes=answer.outcomes,
@@ -979,7 +1007,7 @@ class WebSearch:
         fetched = self._fetcher.fetch_raw(
             target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
         )
-        return self._scraped(fetched, options)
+        return self._logged(scrape(fetched, options))
 
     @apublic("scrape")
     async def ascrape(
@@ -993,14 +1021,15 @@ class WebSearch:
         deadline_s: float | None = None,
         max_bytes: int | None = None,
     ) -> ScrapedPage:
-        """``scrape`` for the event loop; the conversion runs on a worker thread."""
+        """``scrape`` for the event loop; the conversion never runs on the loop's thread (on a
+        worker process once the workers run, ``start_workers``; else on a thread)."""
         target, options = self._scrape_plan(
             url, formats, main_content, include_tags, exclude_tags, deadline_s, max_bytes
         )
         fetched = await self._fetcher.afetch_raw(
             target, max_bytes=options.max_bytes, deadline_s=options.deadline_s
         )
-        return await anyio.to_thread.run_sync(self._scraped, fetched, options)
+        return self._logged(await self._off_the_loop(fetched, scrape, fetched, options))
 
     def _scrape_plan(
         self,
@@ -1028,8 +1057,8 @@ class WebSearch:
         )
         return parse_url(url, self._fetcher.policy).url, options  # refuses before any I/O
 
-    def _scraped(self, fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
-        page = scrape(fetched, options)
+    @staticmethod
+    def _logged(page: ScrapedPage) -> ScrapedPage:
         logger.info(
             "scrape url=%s status=%d bytes=%d truncated=%s elapsed_ms=%.0f",
             page.final_url,
@@ -1183,15 +1212,26 @@ class WebSearch:
     async def _aconverted(self, outcome: _BulkFetched) -> Page:
         fetched = outcome.fetched
         with boundary("fetch", self._redactor):
-            if self._converters.worth_a_worker(fetched.body, fetched.content_type):
-                converted = await asyncio.wrap_future(
-                    self._converters.submit(*_conversion_of(fetched))
-                )
-            elif self._converters.workers and len(fetched.body) < self._converters.in_process_below:
-                converted = fetched.convert()  # a small page: ~1 ms, less than a thread hop
-            else:  # no workers: off the event loop, as a single afetch does
-                converted = await anyio.to_thread.run_sync(fetched.convert)
+            converted = await self._off_the_loop(fetched, convert, *_conversion_of(fetched))
             return self._bulk_page(outcome, converted)
+
+    async def _off_the_loop(self, fetched: Fetched, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` for one fetched page (``convert``, ``scrape``), never holding
+        the event loop's thread for longer than a small page takes: on a worker process when
+        the page is worth one, else on a thread."""
+        if self._converters.worth_a_worker(fetched.body, fetched.content_type):
+            url = fetched.final.url
+            return await asyncio.wrap_future(self._converters.call(url, function, *args))
+        if self._converters.workers and len(fetched.body) < self._converters.in_process_below:
+            return function(*args)  # a small page: ~1 ms, less than a thread hop
+        return await anyio.to_thread.run_sync(function, *args)
+
+    def start_workers(self) -> None:
+        """Start the conversion worker processes now and wait until they are ready, so that
+        every page worth one is converted on one from the first (``websearch serve`` does
+        this at start-up: its event loop must never be held by a conversion). Otherwise they
+        start on their own once a session has read enough pages."""
+        self._converters.start()
 
     def _bulk_page(self, outcome: _BulkFetched, converted: Converted) -> Page:
         return self._remember_page(outcome.key, page_of(outcome.fetched, converted), 0)

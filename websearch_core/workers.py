@@ -1,4 +1,4 @@
-"""HTML-to-markdown conversion on worker processes, for bulk reads.
+"""HTML-to-markdown conversion on worker processes, for bulk reads and the service.
 
 Converting a page is pure CPU work under the GIL (~9 ms for a 120 kB article). A bulk read
 that converts on the thread driving the network keeps one core busy and leaves the rest idle;
@@ -15,7 +15,10 @@ pickled pages from a pipe. It works the same from a script, a notebook, a thread
 
 - Started lazily, once a session has had ``START_AFTER`` pages big enough to be worth the
   trip (a retriever's ten pages never start them); until a worker is ready, pages are
-  converted in the caller's process, so a small batch never waits for start-up.
+  converted in the caller's process, so a small batch never waits for start-up. A service
+  starts them at once (``start``): its event loop must never convert a page itself.
+- A worker runs a module-level function of this package on pickled arguments: ``convert``
+  for a bulk read, ``scrape.scrape`` for the service's Firecrawl door.
 - Small pages (and anything not HTML) stay in-process: pickling and a pipe round trip cost
   more than converting them.
 - Each worker has one dispatcher thread that owns it, so pages are converted ``workers`` at a
@@ -39,9 +42,10 @@ import subprocess
 import sys
 import threading
 import weakref
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import IO
+from typing import IO, Any, NoReturn, TypeVar
 
 from websearch_core.content import Converted, convert, media_type_of
 from websearch_core.errors import FetchError
@@ -64,6 +68,8 @@ START_AFTER = 64
 _HEADER = struct.Struct("!I")
 _READY = b"R"
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+T = TypeVar("T")
 
 
 def default_workers() -> int:
@@ -115,20 +121,20 @@ class _Worker:
                     raise EOFError("the conversion worker stopped while starting")
         return self.ready
 
-    def send(self, body: bytes, content_type: str | None, url: str) -> None:
+    def send(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
         if self.process.poll() is not None:
             raise BrokenPipeError("the conversion worker has stopped")
-        request = pickle.dumps((body, content_type, url), protocol=pickle.HIGHEST_PROTOCOL)
+        request = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
         self._to.write(_HEADER.pack(len(request)) + request)
         self._to.flush()
 
-    def receive(self, deadline_s: float) -> Converted:
+    def receive(self, deadline_s: float) -> Any:
         readable, _, _ = select.select([self._from], [], [], deadline_s)
         if not readable:
             raise TimeoutError
         # Our own child's answer, over a pipe only the two processes hold.
-        outcome = pickle.loads(_read_frame(self._from))  # noqa: S301
-        if isinstance(outcome, Converted):
+        done, outcome = pickle.loads(_read_frame(self._from))  # noqa: S301
+        if done:
             return outcome
         raise RuntimeError(f"conversion failed in a worker ({outcome})")
 
@@ -215,6 +221,11 @@ class ConversionWorkers:
         """The page's conversion, on a worker when one is ready, else in the caller's process
         on a dispatcher thread. Pages not ``worth_a_worker`` should be converted by the
         caller directly."""
+        return self.call(url, convert, body, content_type, url)
+
+    def call(self, url: str, function: Callable[..., T], *args: Any) -> Future[T]:
+        """``function(*args)`` for the page at ``url``, as ``submit`` runs a conversion:
+        ``function`` is a module-level function of this package (a worker imports it)."""
         with self._lock:
             if self._dispatch is None:
                 self._dispatch = ThreadPoolExecutor(
@@ -222,36 +233,64 @@ class ConversionWorkers:
                 )
             self._submitted += 1
             if self._submitted <= START_AFTER and not self.wait_for_start:
-                return self._dispatch.submit(convert, body, content_type, url)
-            return self._dispatch.submit(self._convert, body, content_type, url)
+                return self._dispatch.submit(function, *args)
+            return self._dispatch.submit(self._on_worker, url, function, args)
 
-    def _convert(self, body: bytes, content_type: str | None, url: str) -> Converted:
+    def start(self) -> None:
+        """Start every worker now and wait until each is ready; from now on every page
+        worth a worker goes to one (a service does this at start-up)."""
+        if self.workers == 0:
+            return
+        self.wait_for_start = True
+        everyone = threading.Barrier(self.workers)
+
+        def ready() -> None:  # one per dispatcher thread: the barrier keeps them apart
+            worker = None if self._unavailable else self._thread_worker()
+            if worker is not None:
+                try:
+                    worker.poll_ready(wait=True)
+                except (EOFError, OSError, ValueError) as exc:
+                    self._retire(worker)
+                    self._give_up(exc)
+            everyone.wait(timeout=60)
+
+        with self._lock:
+            if self._dispatch is None:
+                self._dispatch = ThreadPoolExecutor(
+                    max_workers=self.workers, thread_name_prefix="websearch-convert"
+                )
+            dispatch = self._dispatch
+        for started in [dispatch.submit(ready) for _ in range(self.workers)]:
+            started.result(timeout=120)
+
+    def _on_worker(self, url: str, function: Callable[..., T], args: tuple[Any, ...]) -> T:
         worker = None if self._unavailable else self._thread_worker()
         if worker is None:
-            return convert(body, content_type, url)
+            return function(*args)
         try:
             ready = worker.poll_ready(wait=self.wait_for_start)
         except (EOFError, OSError, ValueError) as exc:  # it could not import the package
             self._retire(worker)
-            return self._in_process_from_now(exc, body, content_type, url)
+            self._give_up(exc)
+            return function(*args)
         if not ready:
-            return convert(body, content_type, url)  # still starting: do not wait for it
+            return function(*args)  # still starting: do not wait for it
         try:
-            worker.send(body, content_type, url)
+            worker.send(function, args)
         except (OSError, ValueError):  # it stopped while idle, or close() stopped it:
             self._retire(worker)  # it never had this page; the next page starts another
-            return convert(body, content_type, url)
+            return function(*args)
         try:
-            converted = worker.receive(CONVERT_DEADLINE_S)
+            done: T = worker.receive(CONVERT_DEADLINE_S)
         except (EOFError, OSError, ValueError, pickle.UnpicklingError, TimeoutError) as exc:
             closing = worker.stopped
             self._retire(worker)
             if closing:  # close() ran while it worked: finish the page here
-                return convert(body, content_type, url)
-            return self._lost(exc, url)
+                return function(*args)
+            self._lost(exc, url)
         with self._lock:
             self.converted_on_workers += 1
-        return converted
+        return done
 
     def _thread_worker(self) -> _Worker | None:
         """This dispatcher thread's worker, started if it has none; ``None`` if none can
@@ -277,7 +316,7 @@ class ConversionWorkers:
         worker.stop()
 
     @staticmethod
-    def _lost(exc: BaseException, url: str) -> Converted:
+    def _lost(exc: BaseException, url: str) -> NoReturn:
         if isinstance(exc, TimeoutError):
             logger.warning(
                 "converting %s took over %g s: its worker was stopped", url, CONVERT_DEADLINE_S
@@ -300,12 +339,6 @@ class ConversionWorkers:
                 "conversion workers could not start (%s): converting pages in this process",
                 type(exc).__name__,
             )
-
-    def _in_process_from_now(
-        self, exc: BaseException, body: bytes, content_type: str | None, url: str
-    ) -> Converted:
-        self._give_up(exc)
-        return convert(body, content_type, url)
 
     def close(self) -> None:
         """Stop the workers. Conversions under way finish first; a page submitted meanwhile,
@@ -336,8 +369,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def serve(answers: int) -> None:
-    """The worker's loop: a pickled page in, a pickled ``Converted`` (or an error name) out
-    on the descriptor ``answers``. Ctrl-C is the parent's to handle: the worker ends when the
+    """The worker's loop: a pickled call in (a function of this package and its arguments),
+    its pickled outcome out on the descriptor ``answers``: ``(True, result)``, or ``(False,
+    the error's type name)``. Ctrl-C is the parent's to handle: the worker ends when the
     parent closes its stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Conversion is throughput work; the parent's thread driving the network is latency
@@ -355,13 +389,13 @@ def serve(answers: int) -> None:
     while True:
         try:
             # The parent's request, over a pipe only the two processes hold.
-            body, content_type, url = pickle.loads(_read_frame(source))  # noqa: S301
+            function, args = pickle.loads(_read_frame(source))  # noqa: S301
         except EOFError:
             return
         try:
-            outcome: object = convert(body, content_type, url)
+            outcome: tuple[bool, object] = (True, function(*args))
         except Exception as exc:  # reported to the parent by type, as the boundary does
-            outcome = type(exc).__name__
+            outcome = (False, type(exc).__name__)
         reply = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
         try:
             out.write(_HEADER.pack(len(reply)) + reply)

@@ -80,7 +80,8 @@ def run_service(
                 if process.poll() is not None:
                     raise RuntimeError(f"websearch serve exited:\n{service.log()[-3000:]}")
                 try:
-                    if httpx.get(f"{service.url}/healthz", timeout=1).status_code == 200:
+                    # Up once it answers; 503 is a service that says it cannot serve (no key).
+                    if httpx.get(f"{service.url}/healthz", timeout=1).status_code in (200, 503):
                         break
                 except httpx.TransportError:
                     pass

@@ -57,6 +57,8 @@ class ProviderAnswer:
     usage: Usage | None = None
     #: A blend's engines that sat the search out, and why.
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Other queries the engine proposed.
+    suggestions: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,9 @@ from websearch_core.providers.base import (
 from websearch_core.routing import Support
 
 _SAFESEARCH = {"off": 0, "moderate": 1, "strict": 2}
+#: Suggested queries kept from an instance's answer: a few lines, never a page of text.
+MAX_SUGGESTIONS = 5
+MAX_SUGGESTION_CHARS = 120
 
 
 class SearxngProvider(HttpProvider):
@@ -93,6 +96,7 @@ class SearxngProvider(HttpProvider):
             results=ranked(rows)[: request.count],
             answer=answer or None,
             outcomes=_outcomes(items, data.get("unresponsive_engines")),
+            suggestions=suggestions(data.get("suggestions")),
         )
 
     def error_for(self, response: httpx.Response) -> ProviderError | None:
@@ -104,6 +108,16 @@ class SearxngProvider(HttpProvider):
                 status=403,
             )
         return None
+
+
+def suggestions(raw: Any) -> list[str]:
+    """An instance's suggested queries: a few short lines of text, nothing else."""
+    found: list[str] = []
+    for entry in raw if isinstance(raw, list) else []:
+        text = " ".join(plain(entry).split())[:MAX_SUGGESTION_CHARS]
+        if text and text not in found:
+            found.append(text)
+    return found[:MAX_SUGGESTIONS]
 
 
 def _answers(raw: Any) -> str:

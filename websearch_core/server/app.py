@@ -9,13 +9,20 @@ Routes (every one but ``/healthz`` and the OpenAPI document behind the gate, ``g
 - ``POST /v1/scrape``, ``/v2/scrape``, ``/v1/websearch/scrape``: Firecrawl's (``firecrawl.py``).
 - ``GET /healthz``; ``GET /v1/websearch/openapi.json``.
 
-What lives across requests (the session, its blend cache and meter) is made by the lifespan
-at start-up and closed at shutdown. Each request is admitted by ``Admission`` (a bounded
-number run, a bounded number wait; beyond that, 503 at once), its body is read under a size
-ceiling and a deadline, and it ends in one structured log line: route, status, elapsed time,
-each engine's outcome, cents metered. Never a key, a query or a page. (The core's own INFO
-lines do carry queries and URLs: ``websearch serve`` keeps the ``websearch_core`` logger at
-WARNING and this one at INFO; do the same under another ASGI server.)
+What lives across requests (the session, its blend cache and meter, its conversion worker
+processes) is made by the lifespan at start-up and closed at shutdown. Each request is
+admitted by its lane's ``Admission`` (a bounded number run, a bounded number wait; beyond
+that, 503 at once): searches and scrapes have a lane each, so slow pages never hold a place
+a search needs, nor the reverse. Its body is read under a size ceiling and a deadline, and it
+ends in one structured log line: route, status, elapsed time, each engine's outcome, cents
+metered. Never a key, a query or a page. (The core's own INFO lines do carry queries and
+URLs: ``websearch serve`` keeps the ``websearch_core`` logger at WARNING and this one at INFO;
+do the same under another ASGI server.)
+
+Nothing CPU-bound runs on the event loop: a page is converted on the session's worker
+processes (started with the service), so ``/healthz`` and every other request are answered
+while pages convert. ``/healthz`` says whether the service can serve: 503 while no key is
+configured and no principal hook is set, as every gated request is then refused.
 """
 
 from __future__ import annotations
@@ -66,6 +73,14 @@ logger = logging.getLogger("websearch_core.server")
 SCRAPE_PATHS = ("/v1/scrape", "/v2/scrape", "/v1/websearch/scrape")
 
 
+def firecrawl_path(path: str) -> bool:
+    """A path in Firecrawl's API (``/v1/scrape``, ``/v2/crawl`` …): its clients read errors
+    as ``{"success": false, "error": "<message>"}``, whether or not the route is served."""
+    return path in SCRAPE_PATHS or (
+        path.startswith(("/v0/", "/v1/", "/v2/")) and not path.startswith("/v1/websearch")
+    )
+
+
 @dataclass(frozen=True)
 class ServiceLimits:
     """How much the service takes on at once, and from how slow or large a client."""
@@ -106,6 +121,10 @@ class Admission:
         self._limits = limits
         self._places = anyio.Semaphore(limits.max_inflight)
         self.waiting = 0
+
+    @property
+    def running(self) -> int:
+        return self._limits.max_inflight - self._places.value
 
     @contextlib.asynccontextmanager
     async def place(self) -> AsyncIterator[None]:
@@ -171,7 +190,7 @@ def _typed_error(exc: WebSearchError) -> JSONResponse:
 
 def refusal_response(path: str, refusal: Refusal) -> JSONResponse:
     """A gate's or the admission's refusal, in the shape the door's clients read."""
-    if path in SCRAPE_PATHS:
+    if firecrawl_path(path):
         headers = {"Retry-After": "1"} if refusal.retryable else {}
         body = {"success": False, "error": refusal.message}
         return JSONResponse(body, refusal.status, headers=headers)
@@ -301,25 +320,25 @@ async def _searxng_params(request: Request) -> dict[str, str]:
 async def searxng_search(request: Request) -> Response:
     if refusal := await _gate(request).check(request, bearer_only=False):
         return refusal_response(request.url.path, refusal)
-    query = ""
+    call = searxng.SearxngCall({"query": ""})
     try:
         params = await _searxng_params(request)
         with boundary("search request"):
-            arguments = searxng.search_arguments(params)
-        query = arguments["query"]
-        response = await _session(request).asearch(**arguments)
+            call = searxng.search_arguments(params, _session(request).engines)
+        response = await _session(request).asearch(**call.arguments)
     except ProviderUnavailableError as exc:
         if not exc.outcomes:  # not a blend whose engines all failed
             _log(request, error=type(exc).__name__)
             return _typed_error(exc)
         # SearXNG's answer when every engine failed: no results, and each engine's why.
         _engines(request, exc.outcomes)
-        return JSONResponse(searxng.empty_envelope(query, exc.outcomes))
+        query = call.arguments["query"]
+        return JSONResponse(searxng.empty_envelope(query, exc.outcomes, call.passed_over))
     except WebSearchError as exc:
         _log(request, error=type(exc).__name__)
         return _typed_error(exc)
     _searched(request, response)
-    return JSONResponse(searxng.envelope(response))
+    return JSONResponse(searxng.envelope(response, call.passed_over))
 
 
 # -- the Firecrawl door ---------------------------------------------------------------------
@@ -346,7 +365,18 @@ async def scrape(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    return JSONResponse({"status": "ok", "engines": _session(request).engines})
+    """Whether the service can serve (at once, whatever the load: nothing here waits)."""
+    lanes: dict[str, Admission] = request.state.lanes
+    body: dict[str, Any] = {
+        "status": "ok",
+        "engines": _session(request).engines,
+        "lanes": {name: {"running": a.running, "waiting": a.waiting} for name, a in lanes.items()},
+    }
+    if request.app.state.principal is None and not _gate(request).has_key:
+        body["status"] = "unavailable"
+        body["reason"] = f"{KEY_VARIABLE} is not set: every gated request is refused"
+        return JSONResponse(body, 503)
+    return JSONResponse(body)
 
 
 async def openapi(request: Request) -> Response:
@@ -355,19 +385,28 @@ async def openapi(request: Request) -> Response:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own refusals (no such route, a method a route does not take) in the door's
-    JSON shape rather than as plain text."""
+    JSON shape rather than as plain text; a Firecrawl operation this service does not serve
+    (crawl, map, extract …) says so, in words each Firecrawl SDK prints."""
     assert isinstance(exc, HTTPException)
-    refused = refusal_response(request.url.path, Refusal(exc.status_code, exc.detail))
+    path = request.url.path
+    detail = exc.detail
+    if exc.status_code == 404 and firecrawl_path(path):
+        detail = (
+            f"{path[:80]} is not served here: this service answers Firecrawl's scrape only "
+            f"({', '.join(SCRAPE_PATHS[:2])})"
+        )
+    refused = refusal_response(path, Refusal(exc.status_code, detail))
     refused.headers.update(exc.headers or {})
     return refused
 
 
 class Guard:
-    """Outermost: admits a request (or answers 503), then logs how it went, in one line."""
+    """Outermost: admits a request to its lane (or answers 503), then logs how it went, in
+    one line."""
 
-    def __init__(self, app: ASGIApp, admission: Admission, max_header_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, lanes: dict[str, Admission], max_header_bytes: int) -> None:
         self.app = app
-        self.admission = admission
+        self.lanes = lanes
         self.max_header_bytes = max_header_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -400,8 +439,9 @@ class Guard:
             elif scope["path"] in ("/healthz",):
                 await self.app(scope, receive, sending)
             else:
+                lane = self.lanes["scrape" if scope["path"] in SCRAPE_PATHS else "search"]
                 try:
-                    async with self.admission.place():
+                    async with lane.place():
                         await self.app(scope, receive, sending)
                 except Overloaded:
                     busy = Refusal(503, "the service is at capacity: retry in a moment", True)
@@ -448,6 +488,8 @@ def create_app(
     limits = limits or ServiceLimits()
     gate = Gate(api_key if api_key is not None else env.get(KEY_VARIABLE))
     make = session or default_session
+    # Each lane its own places: a burst of slow scrapes never holds the places searches need.
+    lanes = {"search": Admission(limits), "scrape": Admission(limits)}
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -460,10 +502,17 @@ def create_app(
             logger.warning(
                 "scrape may reach loopback and private addresses (WEBSEARCH_FETCH_ALLOW_PRIVATE)"
             )
+        if gate.key_was_padded:
+            logger.warning(
+                "%s had whitespace around it (a secrets file's newline?): it was stripped",
+                KEY_VARIABLE,
+            )
         if app.state.principal is None and not gate.has_key:
             logger.warning("%s is not set: every gated request is answered 503", KEY_VARIABLE)
         try:
-            yield {"session": ws, "gate": gate, "limits": limits}
+            # Pages convert on worker processes from the first request, never on this loop.
+            await anyio.to_thread.run_sync(ws.start_workers)
+            yield {"session": ws, "gate": gate, "limits": limits, "lanes": lanes}
         finally:
             await ws.aclose()
 
@@ -478,5 +527,5 @@ def create_app(
         routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error}
     )
     app.state.principal = principal
-    app.add_middleware(Guard, admission=Admission(limits), max_header_bytes=limits.max_header_bytes)
+    app.add_middleware(Guard, lanes=lanes, max_header_bytes=limits.max_header_bytes)
     return app

@@ -18,7 +18,9 @@ What each request key does here:
 A target's own error status is a success, with ``metadata.statusCode`` saying it (Firecrawl
 does this); a refused URL, a timeout or a failed connection is ``success: false`` with a
 Firecrawl error code; a body that is not a scrape request is ``200 {"success": false}``
-because Firecrawl's clients read ``success`` rather than the status line.
+because Firecrawl's clients read ``success`` rather than the status line. Whatever the reply
+could not give as asked (``waitFor``, a page cut at the read ceiling) is said in
+``data.warning``, where each Firecrawl SDK reads it (the document's ``warning``).
 """
 
 from __future__ import annotations
@@ -185,11 +187,16 @@ def success(page: ScrapedPage, source_url: str, warning: str | None) -> dict[str
             data[name] = value
     if page.links is not None:
         data["links"] = page.links
-    warnings = [text for text in (warning, page.warning) if text]
-    reply: dict[str, Any] = {"success": True, "data": data}
+    cut = (
+        f"the page is longer than the service reads ({page.bytes_read:,} bytes): the rest "
+        "is missing"
+        if page.truncated
+        else None
+    )
+    warnings = [text for text in (warning, page.warning, cut) if text]
     if warnings:
-        reply["warning"] = "; ".join(warnings)
-    return reply
+        data["warning"] = "; ".join(warnings)
+    return {"success": True, "data": data}
 
 
 def failure(exc: WebSearchError) -> tuple[int, dict[str, Any]]:

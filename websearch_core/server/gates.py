@@ -1,9 +1,11 @@
 """Who may use the service: the shared key, or a principal the operator's hook vouches for.
 
 - Search takes the key as ``X-API-Key`` or as ``Authorization: Bearer`` (SearXNG clients can
-  only set headers); scrape takes it as a Bearer only (what Firecrawl clients send).
-- No key configured: 503, saying to set ``WEBSEARCH_API_KEY``. The service is never open
-  because nobody configured it.
+  only set headers), either one that matches: a gateway may add its own Bearer beside the
+  client's ``X-API-Key``. Scrape takes it as a Bearer only (what Firecrawl clients send).
+- No key configured (or only whitespace): 503, saying to set ``WEBSEARCH_API_KEY``. The
+  service is never open because nobody configured it. A key read with surrounding whitespace
+  (the newline a secrets file ends with) is stripped, and the start-up log says so.
 - A missing or wrong key: 401. Keys are compared as SHA-256 digests with
   ``hmac.compare_digest``, so the time taken says nothing about the key's length or any
   prefix of it. A key is never logged, echoed or put in an error.
@@ -50,7 +52,10 @@ class Gate:
     so an operator may set it on the app at any time."""
 
     def __init__(self, key: str | None) -> None:
-        self._key_digest = _digest(key) if key else None
+        stripped = key.strip() if key else ""
+        #: The configured key had whitespace around it (stripped): said once, at start-up.
+        self.key_was_padded = bool(stripped) and stripped != key
+        self._key_digest = _digest(stripped) if stripped else None
 
     @property
     def has_key(self) -> bool:
@@ -70,15 +75,18 @@ class Gate:
                 f"the service has no key configured: the operator must set {KEY_VARIABLE} "
                 "(it refuses every request until then)",
             )
-        given = _bearer(request.headers.get("authorization"))
-        if given is None and not bearer_only:
-            given = request.headers.get("x-api-key")
-        if not given:
+        given = [_bearer(request.headers.get("authorization"))]
+        if not bearer_only:
+            given.append(request.headers.get("x-api-key", "").strip() or None)
+        keys = [key for key in given if key]
+        if not keys:
             where = "Authorization: Bearer <key>"
             if not bearer_only:
                 where += " or X-API-Key: <key>"
             return Refusal(401, f"missing API key: send {where}")
-        if not hmac.compare_digest(_digest(given), self._key_digest):
+        # Every credential given is compared (no early exit), each in constant time.
+        matches = [hmac.compare_digest(_digest(key), self._key_digest) for key in keys]
+        if not any(matches):
             return Refusal(401, "invalid API key")
         return None
 
