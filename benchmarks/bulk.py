@@ -229,7 +229,7 @@ class PageServer:
 
     def __init__(self, data: Path, latency: float) -> None:
         config = json.dumps({"data": str(data), "latency": latency})
-        self.process = subprocess.Popen(  # noqa: S603 (our own script, our own arguments)
+        self.process = subprocess.Popen(
             [sys.executable, __file__, "--serve", "--config", config],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -812,8 +812,8 @@ class Environment:
 
 
 def _git(*args: str) -> str:
-    done = subprocess.run(  # noqa: S603
-        ["git", "-C", str(REPO), *args],  # noqa: S607
+    done = subprocess.run(
+        ["git", "-C", str(REPO), *args],
         capture_output=True,
         text=True,
         check=False,
@@ -824,12 +824,12 @@ def _git(*args: str) -> str:
 def _archive(ref: str, into: Path) -> Path:
     """``git archive ref`` extracted into ``into``: code that cannot change during the run."""
     into.mkdir()
-    archive = subprocess.run(  # noqa: S603
-        ["git", "-C", str(REPO), "archive", "--format=tar", ref],  # noqa: S607
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", "--format=tar", ref],
         capture_output=True,
         check=True,
     ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)  # noqa: S603, S607
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
 
@@ -865,7 +865,7 @@ def run_child(contender: Contender, config: Json, env: Environment, timeout: flo
         "--config",
         json.dumps({**config, "contender": contender.key}),
     ]
-    process = subprocess.Popen(  # noqa: S603 (our own script, our own arguments)
+    process = subprocess.Popen(
         command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

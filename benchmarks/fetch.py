@@ -697,7 +697,7 @@ def run_child(name: str, config: Json) -> Json:
     env["PYTHONWARNINGS"] = "ignore"
     command = [sys.executable, __file__, "--child", name, "--config", json.dumps(config)]
     try:
-        done = subprocess.run(  # noqa: S603 (our own script, our own arguments)
+        done = subprocess.run(
             command, capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:

@@ -21,16 +21,33 @@ One run on a shared machine: read the ratios, not the absolute numbers. Three pr
 share the cores (engines, service, this one), and the service side spreads its work over two
 of them (client here, session there) where the in-process side has one.
 
+The hung-engine scenario (``--scenario hung``) is what an operator fears: mojeek stops
+answering (it holds every request for 30 s, past the blend's 4 s deadline) while brave keeps
+answering in about a millisecond. Three phases, each against the same service:
+
+- before: searches at concurrency 16 with both engines well;
+- during: a burst of 300 requests at once (200 searches, 100 scrapes of 120 kB pages) while
+  mojeek hangs, and ``/healthz`` polled every 10 ms throughout;
+- after: mojeek answers again; searches at concurrency 16 for 10 s, the first one timed alone.
+
+Each phase reports searches/s, p50 and p99, and how often each engine was reported down (brave
+must never be: it is healthy). ``--compare REF`` runs the same scenario against the service of
+an older commit too (a ``git archive`` of it, started from its own directory), in the same run.
+
     python benchmarks/service.py [--concurrency 32] [--requests 400] [--rounds 2]
+    python benchmarks/service.py --scenario hung [--compare 2b35722]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -96,10 +113,17 @@ def scrape_problem(name: str, markdown: str | None) -> str | None:
 
 
 def serve_engines(conn: Connection) -> None:
-    """The fake engines in their own process, until told to stop."""
+    """The fake engines in their own process: ``(engine, seconds)`` makes an engine hold each
+    request that long (0: answer at once again), ``"stop"`` ends it."""
     with fake_engines() as engines:
         conn.send((engines.url, engines.environment()))
-        conn.recv()
+        while (command := conn.recv()) != "stop":
+            name, seconds = command
+            if seconds:
+                engines.delay_s[name] = seconds
+            else:
+                engines.delay_s.pop(name, None)
+            conn.send("ok")
 
 
 def watch_rss(pid: int, stop: threading.Event, peak: list[int]) -> None:
@@ -189,12 +213,183 @@ async def bench(engines_url: str, service_url: str, args: argparse.Namespace) ->
     return lines
 
 
+# -- the hung-engine scenario -----------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    name: str
+    latencies: list[float]
+    down: dict[str, int]
+    errors: list[str]
+    seconds: float
+
+    def row(self) -> str:
+        ordered = sorted(self.latencies) or [0.0]
+        p50 = statistics.median(ordered) * 1000
+        p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000
+        rate = len(self.latencies) / self.seconds if self.seconds else 0.0
+        return (
+            f"| {self.name} | {len(self.latencies)} | {rate:.0f} | {p50:.0f} | {p99:.0f} "
+            f"| {self.down.get('brave', 0)} | {self.down.get('mojeek', 0)} | {len(self.errors)} |"
+        )
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] * 1000
+
+
+async def hung_engine(
+    service_url: str, engines_url: str, control: Connection, concurrency: int
+) -> list[str]:
+    limits = httpx.Limits(max_connections=400, max_keepalive_connections=400)
+    headers = {"X-API-Key": KEY, "Authorization": f"Bearer {KEY}"}
+    counter = iter(range(10**9))
+
+    def phase(name: str) -> Phase:
+        return Phase(name, [], {}, [], 0.0)
+
+    async with httpx.AsyncClient(limits=limits, timeout=60, trust_env=False) as client:
+
+        async def search(into: Phase) -> dict[str, str]:
+            query = f"hung-{next(counter)}"
+            started = time.perf_counter()
+            try:
+                reply = await client.post(
+                    f"{service_url}/v1/websearch", json={"query": query}, headers=headers
+                )
+            except httpx.TransportError as exc:
+                into.latencies.append(time.perf_counter() - started)
+                into.errors.append(f"{type(exc).__name__}: the service did not answer")
+                return {"error": type(exc).__name__}
+            into.latencies.append(time.perf_counter() - started)
+            if reply.status_code != 200:
+                into.errors.append(f"HTTP {reply.status_code}: {reply.text[:120]}")
+                message = reply.json().get("error", {}).get("message", "")
+                for engine in ("brave", "mojeek"):  # "every engine is down: brave (timeout)…"
+                    if f"{engine} (" in message:
+                        into.down[engine] = into.down.get(engine, 0) + 1
+                return {"error": message}
+            found = {o["engine"]: o["status"] for o in reply.json()["outcomes"]}
+            for engine, status in found.items():
+                if status == "down":
+                    into.down[engine] = into.down.get(engine, 0) + 1
+            return found
+
+        async def scrape(i: int, into: Phase) -> None:
+            body = {"url": f"{engines_url}/pages/big{next(counter)}"}
+            try:
+                reply = await client.post(f"{service_url}/v2/scrape", json=body, headers=headers)
+            except httpx.TransportError as exc:
+                into.errors.append(f"scrape {type(exc).__name__}: the service did not answer")
+                return
+            if reply.status_code != 200 or not reply.json().get("success"):
+                into.errors.append(f"scrape HTTP {reply.status_code}: {reply.text[:120]}")
+
+        async def closed_loop(into: Phase, seconds: float) -> None:
+            end = time.perf_counter() + seconds
+
+            async def worker() -> None:
+                while time.perf_counter() < end:
+                    await search(into)
+
+            started = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            into.seconds = time.perf_counter() - started
+
+        before = phase("before (both well)")
+        await closed_loop(before, 5.0)
+
+        control.send(("mojeek", 30.0))
+        control.recv()
+        during = phase("during (mojeek hangs; 300 at once)")
+        health: list[float] = []
+        stop = asyncio.Event()
+
+        async def poll() -> None:
+            while not stop.is_set():
+                started = time.perf_counter()
+                with contextlib.suppress(httpx.TransportError):
+                    await client.get(f"{service_url}/healthz")
+                health.append(time.perf_counter() - started)
+                await asyncio.sleep(0.01)
+
+        poller = asyncio.ensure_future(poll())
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(search(during) for _ in range(200)), *(scrape(i, during) for i in range(100))
+        )
+        during.seconds = time.perf_counter() - started
+        stop.set()
+        await poller
+
+        control.send(("mojeek", 0))
+        control.recv()
+        first = phase("first search after")
+        first_outcomes = await search(first)
+        after = phase("after (10 s, mojeek well)")
+        await closed_loop(after, 10.0)
+
+    lines = ["| phase | searches | /s | p50 ms | p99 ms | brave down | mojeek down | errors |"]
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    lines += [p.row() for p in (before, during, first, after)]
+    lines.append(
+        f"\n/healthz during the burst: {len(health)} polls, p50 "
+        f"{statistics.median(health) * 1000:.1f} ms, p99 {percentile(health, 0.99):.1f} ms, "
+        f"max {max(health) * 1000:.1f} ms"
+    )
+    lines.append(f"first search after mojeek recovered: outcomes {first_outcomes}")
+    for p in (before, during, first, after):
+        lines += [f"  {p.name}: {error}" for error in p.errors[:3]]
+    return lines
+
+
+def older_tree(ref: str, into: str) -> str:
+    """A ``git archive`` of ``ref`` unpacked in ``into``: the service as it was then."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", ref], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+    return into
+
+
+def hung_scenario(args: argparse.Namespace) -> None:
+    ours, theirs = multiprocessing.Pipe()
+    engines = multiprocessing.Process(target=serve_engines, args=(theirs,), daemon=True)
+    engines.start()
+    engines_url, env = ours.recv()
+    env |= {"WEBSEARCH_API_KEY": KEY, "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1"}
+    trees: list[tuple[str, str | None]] = [("this tree", None)]
+    try:
+        with tempfile.TemporaryDirectory(prefix="websearch-bench-") as tmp:
+            if args.compare:
+                trees.insert(0, (args.compare, older_tree(args.compare, tmp)))
+            for label, cwd in trees:
+                with run_service(env, cwd=cwd) as service:
+                    lines = asyncio.run(
+                        hung_engine(service.url, engines_url, ours, args.concurrency)
+                    )
+                print(f"\nhung-engine scenario, service of {label}:\n")
+                print("\n".join(lines))
+    finally:
+        ours.send("stop")
+        engines.join(10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--scenario", choices=("throughput", "hung", "all"), default="all")
+    parser.add_argument("--compare", metavar="REF", help="also run the hung scenario on REF")
     args = parser.parse_args()
+    if args.scenario != "throughput":
+        hung_scenario(argparse.Namespace(**{**vars(args), "concurrency": 16}))
+        if args.scenario == "hung":
+            return
     ours, theirs = multiprocessing.Pipe()
     engines = multiprocessing.Process(target=serve_engines, args=(theirs,), daemon=True)
     engines.start()

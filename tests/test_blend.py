@@ -648,3 +648,59 @@ async def test_both_adapters_carry_the_blend(
     ws2 = blend(brave, mojeek, max_retry_wait=0)
     output = await WebSearchToolSpec(ws2).to_tool_list()[0].acall(query="q")
     assert output.content == message.content  # one renderer: the same text in both
+
+
+def test_a_locale_is_a_hint_each_engine_follows_as_far_as_it_can(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    # As SearXNG takes a locale: language first, the region where an engine has one; no
+    # engine sits the search out for it (a strict language would leave out every ddgs one).
+    response = blend(brave, mojeek).search("q", locale="en-US")
+    assert response.skipped == {}
+    assert (brave.seen[-1].query["search_lang"], brave.seen[-1].query["country"]) == ("en", "US")
+    assert (mojeek.seen[-1].query["lb"], mojeek.seen[-1].query["rb"]) == ("EN", "US")
+    regions = {call.options["backend"]: call.options.get("region") for call in ddgs.calls}
+    for backend, region in regions.items():
+        honours_country = "country" not in DDGS_BACKENDS_UNSUPPORTED[backend]
+        assert region == ("us-en" if honours_country else None), backend
+    strict = blend(brave, mojeek).search("q", language="en")
+    assert set(strict.skipped) == {f"ddgs/{name}" for name in BACKENDS}
+    assert set(strict.skipped.values()) == {"cannot honour language"}
+
+
+def test_an_explicit_language_or_country_wins_over_the_locale(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    blend(brave, mojeek, blend_engines=["brave"]).search("q", locale="en-US", country="gb")
+    assert (brave.seen[-1].query["search_lang"], brave.seen[-1].query["country"]) == ("en", "GB")
+
+
+@pytest.mark.parametrize("locale", ["english", "en-USA", "e", "en-", "12-34", ""])
+def test_a_locale_that_is_none_is_refused(ddgs: type[FakeDDGS], locale: str) -> None:
+    with pytest.raises(InvalidRequestError, match="locale"):
+        WebSearch("ddgs").search("q", locale=locale)
+    assert ddgs.calls == []
+
+
+def test_engines_by_their_plain_names_and_unknown_ones_sit_out(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    ws = blend(brave, mojeek)
+    response = ws.search("q", engines=["duckduckgo", "nonesuch", "brave"])
+    assert {o.engine for o in response.outcomes} == {"ddgs/duckduckgo", "brave"}
+    assert response.skipped == {"nonesuch": "no engine of that name here"}
+    assert "nonesuch (no engine of that name here)" in response.render()
+    with pytest.raises(InvalidRequestError, match="choose among ddgs/"):
+        ws.search("q", engines=["nonesuch"])
+
+
+def test_suggestions_of_every_engine_are_kept_once(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    with scripted_server() as upstream:
+        body = {"results": [{"url": "https://up.example/", "title": "Up"}],
+                "suggestions": ["one", " one ", "two", 3, None, "x" * 500]}  # fmt: skip
+        upstream.script("/search", Reply(200, body))
+        ws = WebSearch("blend", searxng_url=upstream.url, blend_engines=["searxng"])
+        response = ws.search("q")
+    assert response.suggestions == ["one", "two", "x" * 120]

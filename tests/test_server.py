@@ -767,6 +767,34 @@ def test_a_flood_beyond_the_queue_is_answered_503(
     assert sorted(statuses) == [200, 200, 503, 503, 503]
 
 
+def test_slow_scrapes_never_hold_the_places_searches_need(
+    engines: FakeEngines, server: ScriptedServer
+) -> None:
+    # One place per lane and no queue: a scrape of a page that takes 2 s holds the scrape
+    # lane's place; a search meanwhile is answered, and a second scrape is refused at once.
+    server.script("/slow", Reply(200, "<p>slow</p>", {"Content-Type": "text/html"}, delay_s=2))
+    limits = ServiceLimits(max_inflight=1, max_inflight_scrapes=1, max_queued=0)
+    app = create_app(
+        lambda: _session(engines, fetch_allow_private=True), api_key=KEY, limits=limits
+    )
+    with TestClient(app) as client:
+        slow = threading.Thread(
+            target=client.post, args=("/v2/scrape",), kwargs={"json": {"url": f"{server.url}/slow"},
+                                                             "headers": BEARER})  # fmt: skip
+        slow.start()
+        while not server.seen:  # the slow scrape is in flight, holding its lane's place
+            threading.Event().wait(0.01)
+        search = client.post("/v1/websearch", json={"query": "lanes"}, headers=SEARCH)
+        second = client.post("/v2/scrape", json={"url": f"{server.url}/slow"}, headers=BEARER)
+        slow.join()
+    assert search.status_code == 200
+    assert second.status_code == 503
+    assert second.json() == {
+        "success": False,
+        "error": "the service is at capacity: retry in a moment",
+    }
+
+
 def test_service_limits_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="max_inflight"):
         ServiceLimits(max_inflight=0)

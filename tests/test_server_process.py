@@ -36,6 +36,7 @@ BEARER = {"Authorization": f"Bearer {KEY}"}
 with warnings.catch_warnings():  # langchain-community announces its own retirement
     warnings.simplefilter("ignore", DeprecationWarning)
     from langchain_community.document_loaders import FireCrawlLoader
+    from langchain_community.tools.searx_search.tool import SearxSearchResults
     from langchain_community.utilities import SearxSearchWrapper
 
 
@@ -150,6 +151,8 @@ def test_searxng_clients_that_name_engines_and_locales_get_answers(service: Serv
     assert results
     assert all(r["engines"] for r in results)
     assert wrapper.run("named engines run")
+    tool = SearxSearchResults(wrapper=wrapper, num_results=3)  # the tool agents are given
+    assert "named engines tool" in tool.invoke("named engines tool")
     sent = {
         "librechat": {"q": "libre", "format": "json", "pageno": "1", "categories": "general",
                       "language": "all", "safesearch": "1", "engines": "google,bing,duckduckgo"},

@@ -5,8 +5,13 @@ answering in 1 ms was reported down in 19 of 40 searches, waiting behind it for 
 the one pool they shared).
 
 - ``ProviderClients``: one ``httpx`` client per provider, sync and (per event loop) async,
-  each over its own transport (``transport.PROVIDER_LIMITS``). A client the host passed in is
-  the host's choice and is shared by every provider.
+  each over its own transport (``transport.PROVIDER_LIMITS``), and its own slots: at most
+  that many of its requests are in its pool at once; the others wait on a semaphore, in
+  order, until their deadline. httpcore's pool matches every waiting request against every
+  connection whenever one arrives or leaves: with a few hundred waiting on a hung engine,
+  that alone took 28% of the service's event loop (measured, py-spy). A client the host
+  passed in is the host's choice and is shared by every provider (the slots stay each
+  provider's own).
 - ``BlockingLane``: a blocking engine's threads. A search queued behind busy threads starts
   only if its deadline has not passed by the time a thread is free: a burst against a hung
   engine drains at once instead of running searches nobody waits for.
@@ -21,17 +26,31 @@ import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import anyio
 import httpx
 
 from websearch_core.errors import ProviderUnavailableError
-from websearch_core.transport import AsyncProviderTransport, ProviderTransport
+from websearch_core.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
 
-__all__ = ["BLOCKING_THREADS", "BlockingLane", "BlockingLanes", "ProviderClients"]
+__all__ = ["BLOCKING_THREADS", "BlockingLane", "BlockingLanes", "Lane", "ProviderClients"]
 
 T = TypeVar("T")
+C = TypeVar("C", httpx.Client, httpx.AsyncClient)
+S = TypeVar("S", threading.Semaphore, anyio.Semaphore)
+#: A provider's requests in its pool at once (the rest wait for a slot).
+SLOTS = PROVIDER_LIMITS.max_connections or 20
+
+
+@dataclass(frozen=True)
+class Lane(Generic[C, S]):
+    """One provider's client and the slots its requests take (``http.send``)."""
+
+    client: C
+    slots: S
+
 
 #: Threads per blocking engine: its searches at once (each waits on the network, not a core).
 BLOCKING_THREADS = 8
@@ -50,55 +69,55 @@ class ProviderClients:
         self._headers = {"User-Agent": user_agent}
         self._given = http_client
         self._agiven = async_http_client
-        self._clients: dict[str, httpx.Client] = {}
+        self._lanes: dict[str, Lane[httpx.Client, threading.Semaphore]] = {}
         # A client's pooled connections belong to the loop that opened them (on another, a
         # second ``asyncio.run``, they fail with "Event loop is closed"): a set per loop.
-        self._aclients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]
+        self._alanes: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, dict[str, Lane[httpx.AsyncClient, anyio.Semaphore]]
         ] = weakref.WeakKeyDictionary()
-        self._making = threading.Lock()  # a blend's threads may ask at once: one client each
+        self._making = threading.Lock()  # a blend's threads may ask at once: one lane each
 
-    def sync(self, provider: str) -> httpx.Client:
-        if self._given is not None:
-            return self._given
+    def sync(self, provider: str) -> Lane[httpx.Client, threading.Semaphore]:
         with self._making:
-            client = self._clients.get(provider)
-            if client is None:
-                client = self._clients[provider] = httpx.Client(
+            lane = self._lanes.get(provider)
+            if lane is None:
+                client = self._given or httpx.Client(
                     transport=ProviderTransport(), headers=self._headers
                 )
-            return client
+                lane = self._lanes[provider] = Lane(client, threading.Semaphore(SLOTS))
+            return lane
 
-    def async_(self, provider: str) -> httpx.AsyncClient:
-        if self._agiven is not None:
-            return self._agiven
+    def async_(self, provider: str) -> Lane[httpx.AsyncClient, anyio.Semaphore]:
         loop = asyncio.get_running_loop()
         with self._making:
-            clients = self._aclients.setdefault(loop, {})
-            client = clients.get(provider)
-            if client is None:
-                client = clients[provider] = httpx.AsyncClient(
+            lanes = self._alanes.setdefault(loop, {})
+            lane = lanes.get(provider)
+            if lane is None:
+                client = self._agiven or httpx.AsyncClient(
                     transport=AsyncProviderTransport(), headers=self._headers
                 )
-            return client
+                lane = lanes[provider] = Lane(client, anyio.Semaphore(SLOTS))
+            return lane
 
     def close(self) -> None:
         """Close the sync clients made here (not one passed in)."""
         with self._making:
-            clients = list(self._clients.values())
-            self._clients.clear()
-        for client in clients:
-            client.close()
+            lanes = list(self._lanes.values())
+            self._lanes.clear()
+        for lane in lanes:
+            if lane.client is not self._given:
+                lane.client.close()
 
     async def aclose(self) -> None:
         """Close everything ``close`` does and this loop's async clients; another loop's cannot
         be closed from here and are dropped (their sockets close when they are collected)."""
         self.close()
         with self._making:
-            clients = self._aclients.pop(asyncio.get_running_loop(), {})
-            self._aclients.clear()
-        for client in clients.values():
-            await client.aclose()
+            lanes = self._alanes.pop(asyncio.get_running_loop(), {})
+            self._alanes.clear()
+        for lane in lanes.values():
+            if lane.client is not self._agiven:
+                await lane.client.aclose()
 
 
 class BlockingLane:

@@ -66,8 +66,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
     serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
     for flag, kind, meaning in (
-        ("--max-inflight", int, "requests answered at once (default 64); more wait"),
-        ("--max-queued", int, "requests waiting (default 512); more are answered 503"),
+        ("--max-inflight", int, "searches answered at once (default 64); more wait"),
+        ("--max-inflight-scrapes", int, "scrapes answered at once (default 64); more wait"),
+        ("--max-queued", int, "requests waiting, per lane (default 512); more get 503"),
         ("--header-timeout", float, "seconds for a request's line and headers (default 10)"),
         ("--body-timeout", float, "seconds for a request's body (default 10)"),
     ):
@@ -115,6 +116,7 @@ def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
 
         given = {
             "max_inflight": args.max_inflight,
+            "max_inflight_scrapes": args.max_inflight_scrapes,
             "max_queued": args.max_queued,
             "header_timeout_s": args.header_timeout,
             "body_timeout_s": args.body_timeout,

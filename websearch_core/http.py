@@ -11,8 +11,10 @@ the sync and async senders differ only in how they wait and send.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
+import threading
 import time
 
 import anyio
@@ -153,18 +155,23 @@ def send(
     seconds: float,
     max_bytes: int,
     deadline: float | None = None,
+    slots: threading.Semaphore | None = None,
 ) -> httpx.Response:
     """Send with one retry on 429/5xx, all within ``seconds``; return a 2xx response
     with a body of at most ``max_bytes`` decoded bytes, or raise a ``ProviderError``.
 
     ``deadline`` (``time.monotonic()`` clock), when given, is the end of a search that takes
-    several calls; ``seconds`` is then its whole length, as the error messages say it."""
+    several calls; ``seconds`` is then its whole length, as the error messages say it. Each
+    attempt holds one of ``slots`` (the provider's, ``bulkheads.py``) until its body is read,
+    waiting for one no longer than the deadline."""
     if deadline is None:
         deadline = time.monotonic() + seconds
     if deadline <= time.monotonic():
         raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s")
     with deadline_scope(deadline):
         for attempt in (1, 2):
+            if slots is not None and not slots.acquire(timeout=deadline - time.monotonic()):
+                raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s")
             try:
                 prepared = _prepared(client, request, deadline - time.monotonic())
                 streamed = client.send(prepared, stream=True)
@@ -176,6 +183,9 @@ def send(
                 raise _transport_error(provider, exc, seconds) from None
             except FetchError as exc:  # an encoding we did not offer, a corrupt body
                 raise ProviderResponseError(provider.name, f"{provider.name}: {exc}") from None
+            finally:
+                if slots is not None:
+                    slots.release()
             response = _settled(provider, streamed, body, max_bytes)
             if response.is_success:
                 return response
@@ -195,8 +205,10 @@ async def asend(
     seconds: float,
     max_bytes: int,
     deadline: float | None = None,
+    slots: anyio.Semaphore | None = None,
 ) -> httpx.Response:
-    """``send`` for the event loop; the cancel scope also holds a client passed in."""
+    """``send`` for the event loop; the cancel scope also holds a client passed in, and a
+    cancelled wait for a slot takes none."""
     if deadline is None:
         deadline = time.monotonic() + seconds
     if deadline <= time.monotonic():
@@ -204,17 +216,20 @@ async def asend(
     try:
         with anyio.fail_after(deadline - time.monotonic()), deadline_scope(deadline):
             for attempt in (1, 2):
-                try:
-                    prepared = _prepared(client, request, deadline - time.monotonic())
-                    streamed = await client.send(prepared, stream=True)
+                async with slots or contextlib.nullcontext():
                     try:
-                        body = await aread_bounded(streamed, max_bytes)
-                    finally:
-                        await streamed.aclose()
-                except httpx.TransportError as exc:
-                    raise _transport_error(provider, exc, seconds) from None
-                except FetchError as exc:
-                    raise ProviderResponseError(provider.name, f"{provider.name}: {exc}") from None
+                        prepared = _prepared(client, request, deadline - time.monotonic())
+                        streamed = await client.send(prepared, stream=True)
+                        try:
+                            body = await aread_bounded(streamed, max_bytes)
+                        finally:
+                            await streamed.aclose()
+                    except httpx.TransportError as exc:
+                        raise _transport_error(provider, exc, seconds) from None
+                    except FetchError as exc:
+                        raise ProviderResponseError(
+                            provider.name, f"{provider.name}: {exc}"
+                        ) from None
                 response = _settled(provider, streamed, body, max_bytes)
                 if response.is_success:
                     return response

@@ -184,8 +184,8 @@ class SearchRequest(BaseModel):
     def _locale(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        language, _, region = value.strip().replace("_", "-").lower().partition("-")
-        if not _letters(language) or (region and not _letters(region)):
+        language, dash, region = value.strip().replace("_", "-").lower().partition("-")
+        if not _letters(language) or (dash and not _letters(region)):
             raise ValueError(f"expected a locale such as 'en' or 'en-US', got {value[:40]!r}")
         return f"{language}-{region}" if region else language
 

@@ -517,11 +517,9 @@ class WebSearch:
                 return _spent(done.value, calls)
             if isinstance(step, Call):
                 calls += 1
+                lane = self._clients.sync(provider.name)
                 reply = http.send(
-                    self._clients.sync(provider.name),
-                    provider,
-                    step.request,
-                    **self._budget(deadline),
+                    lane.client, provider, step.request, slots=lane.slots, **self._budget(deadline)
                 )
             else:
                 reply = self._locate(step.urls, deadline)
@@ -544,10 +542,12 @@ class WebSearch:
                 return _spent(done.value, calls)
             if isinstance(step, Call):
                 calls += 1
+                alane = self._clients.async_(provider.name)
                 reply = await http.asend(
-                    self._clients.async_(provider.name),
+                    alane.client,
                     provider,
                     step.request,
+                    slots=alane.slots,
                     **self._budget(deadline),
                 )
             else:

@@ -313,53 +313,92 @@ class _AsyncExactConnection(httpcore.AsyncConnectionInterface):
 # -- no request leaves a connection behind ---------------------------------------------------
 
 
-class _ReclaimOrphans:
-    """A pool that takes back the connections no request holds any more.
+class _TidyPool:
+    """httpcore's pool bookkeeping (which connection each queued request gets), redone in
+    one pass per reassignment, and taking back connections no request holds any more.
 
-    httpcore's pool hands a queued request a new connection and wakes it; a request cancelled
-    or timed out between that hand-over and its first use (waiting for a slot in a burst) is
-    removed from the queue, but the connection it was given stays: never connected, so never
-    idle, closed or expired, it holds a slot for good (encode/httpcore#1093, open against
-    1.0.9). Enough of them and every later request waits out its deadline against a healthy
-    server. So each time the pool reassigns (whenever a request arrives or leaves), a
-    connection that is neither idle nor closed and belongs to no request in the queue is
-    taken out and closed: in use, a connection always has its request in the queue.
+    - Orphans: httpcore hands a queued request a new connection and wakes it; a request
+      cancelled or timed out between that hand-over and its first use (waiting for a slot
+      in a burst) leaves the queue, but the connection it was given stays: never connected,
+      so never idle, closed or expired, it holds a slot for good (encode/httpcore#1093, open
+      against 1.0.9). Enough of them and every later request waits out its deadline against
+      a healthy server. In use, a connection always has its request in the queue; one that
+      is neither idle nor closed and belongs to no request is taken out and closed.
+    - Cost: httpcore counts the pool's connections once per idle connection and matches
+      every queued request against every connection, each time a request arrives or leaves
+      (quadratic; measured at 28% of the service's event loop in a burst of scrapes). Here
+      the count is kept as connections are removed, a request takes the first connection
+      that fits, and only an idle connection is asked whether it expired (an HTTP/1.1
+      connection in use has no keep-alive expiry; asking polls its socket).
+
+    The decisions are httpcore 1.0.9's: closed connections leave, expired and surplus idle
+    ones are closed, then each queued request in order gets an available connection for its
+    origin, else a new one if there is room, else replaces an idle one.
     """
 
     _requests: list[Any]
     _connections: list[Any]
+    _max_connections: int
+    _max_keepalive_connections: int
+
+    create_connection: Callable[[httpcore.Origin], Any]  # httpcore's, under the classes below
 
     def _assign_requests_to_connections(self) -> list[Any]:
         held = {id(request.connection) for request in self._requests}
-        orphans = [
-            connection
-            for connection in self._connections
-            if id(connection) not in held
-            and not connection.is_idle()
-            and not connection.is_closed()
-        ]
-        for connection in orphans:
-            self._connections.remove(connection)
-        closing: list[Any] = super()._assign_requests_to_connections()  # type: ignore[misc]
-        return orphans + closing
+        closing: list[Any] = []
+        kept: list[Any] = []
+        count = len(self._connections)
+        for connection in self._connections:
+            if connection.is_closed():
+                count -= 1
+                continue
+            if connection.is_idle():
+                doomed = connection.has_expired() or count > self._max_keepalive_connections
+            else:
+                doomed = id(connection) not in held  # an orphan
+            if doomed:
+                closing.append(connection)
+                count -= 1
+            else:
+                kept.append(connection)
+        self._connections[:] = kept
+        for pool_request in self._requests:
+            if not pool_request.is_queued():
+                continue
+            origin = pool_request.request.url.origin
+            connection = next(
+                (c for c in self._connections if c.can_handle_request(origin) and c.is_available()),
+                None,
+            )
+            if connection is None:
+                if len(self._connections) >= self._max_connections:
+                    idle = next((c for c in self._connections if c.is_idle()), None)
+                    if idle is None:
+                        continue  # it waits for a connection to come free
+                    self._connections.remove(idle)
+                    closing.append(idle)
+                connection = self.create_connection(origin)
+                self._connections.append(connection)
+            pool_request.assign_to_connection(connection)
+        return closing
 
 
-class _ExactPool(_ReclaimOrphans, httpcore.ConnectionPool):
+class _ExactPool(_TidyPool, httpcore.ConnectionPool):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
         return _ExactConnection(super().create_connection(origin))
 
 
-class _AsyncExactPool(_ReclaimOrphans, httpcore.AsyncConnectionPool):
+class _AsyncExactPool(_TidyPool, httpcore.AsyncConnectionPool):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         return _AsyncExactConnection(super().create_connection(origin))
 
 
-class _ExactProxy(_ReclaimOrphans, httpcore.HTTPProxy):
+class _ExactProxy(_TidyPool, httpcore.HTTPProxy):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface:
         return _ExactConnection(super().create_connection(origin))
 
 
-class _AsyncExactProxy(_ReclaimOrphans, httpcore.AsyncHTTPProxy):
+class _AsyncExactProxy(_TidyPool, httpcore.AsyncHTTPProxy):
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
         return _AsyncExactConnection(super().create_connection(origin))
 

@@ -54,8 +54,10 @@ class Service:
 
 @contextmanager
 def run_service(
-    environment: dict[str, str], *args: str, startup_s: float = 30.0
+    environment: dict[str, str], *args: str, startup_s: float = 30.0, cwd: str | None = None
 ) -> Iterator[Service]:
+    """``cwd``: where the process starts, so its ``websearch_core`` is the one found there
+    (``-m`` puts the working directory first on its path): a benchmark runs an older tree."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", tempfile.gettempdir()),
@@ -69,6 +71,7 @@ def run_service(
             process = subprocess.Popen(
                 [sys.executable, "-m", "websearch_core.cli", "serve", "--port", str(port), *args],
                 env=env,
+                cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -28,6 +28,7 @@ configured and no principal hook is set, as every gated request is then refused.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -85,9 +86,14 @@ def firecrawl_path(path: str) -> bool:
 class ServiceLimits:
     """How much the service takes on at once, and from how slow or large a client."""
 
-    #: Requests being answered at once.
+    #: Searches being answered at once. Each mostly waits on its engines (up to the blend's
+    #: deadline when one hangs), but starting one costs the event loop a few milliseconds:
+    #: measured in a burst of 300 requests, /healthz p99 was 82 ms with 64 here and 420 ms
+    #: with 128 (benchmarks/service.py, the hung-engine scenario).
     max_inflight: int = 64
-    #: Requests waiting for one of those places; one more is answered 503 at once.
+    #: Scrapes being answered at once: each may hold a page of up to the read ceiling.
+    max_inflight_scrapes: int = 64
+    #: Requests waiting for a place, per lane; one more is answered 503 at once.
     max_queued: int = 512
     #: How long a request may wait for a place before it is answered 503.
     queue_timeout_s: float = 15.0
@@ -489,7 +495,10 @@ def create_app(
     gate = Gate(api_key if api_key is not None else env.get(KEY_VARIABLE))
     make = session or default_session
     # Each lane its own places: a burst of slow scrapes never holds the places searches need.
-    lanes = {"search": Admission(limits), "scrape": Admission(limits)}
+    lanes = {
+        "search": Admission(limits),
+        "scrape": Admission(dataclasses.replace(limits, max_inflight=limits.max_inflight_scrapes)),
+    }
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:

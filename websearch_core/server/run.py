@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from typing import Any
 
 import h11
@@ -68,7 +69,10 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits) -> uvi
         http=protocol,
         h11_max_incomplete_event_size=limits.max_header_bytes,
         limit_concurrency=limits.max_connections,
-        timeout_keep_alive=5,
+        # An idle connection is closed after this long (and after header_timeout_s at the
+        # latest, HeadDeadline): longer than the clients' own keep-alive expiry (httpx's
+        # 5 s), or a client may send its next request as the service closes the connection.
+        timeout_keep_alive=max(6, math.ceil(limits.header_timeout_s)),
         timeout_graceful_shutdown=limits.graceful_shutdown_s,
         access_log=False,  # one structured line per request instead, without query strings
         log_config=None,
