@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,6 +40,7 @@ from websearch_core.blend import (
     Fees,
     fuse,
 )
+from websearch_core.bulkheads import SLOTS
 from websearch_core.canonical import canonical_url
 from websearch_core.providers.ddgs import text_backends
 
@@ -704,3 +707,27 @@ def test_suggestions_of_every_engine_are_kept_once(
         ws = WebSearch("blend", searxng_url=upstream.url, blend_engines=["searxng"])
         response = ws.search("q")
     assert response.suggestions == ["one", "two", "x" * 120]
+
+
+async def test_searches_cancelled_at_random_give_back_every_slot(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    # 300 blends cancelled at random moments while brave is slow: waiting for one of its
+    # slots, connecting, sending, reading. Afterwards brave answers at once, every slot free
+    # (one leaked slot per cancelled waiter was how a burst killed the service).
+    results = [{"title": "B", "url": "https://b.example/", "description": "fast again"}]
+    brave.script("/res/v1/web/search", Reply(200, {"web": {"results": []}}, delay_s=2.0))
+    rng = random.Random(24)
+    async with blend(brave, mojeek, blend_engines=["brave"]) as ws:
+
+        async def cancelled(i: int) -> None:
+            with anyio.move_on_after(rng.uniform(0, 0.3)):
+                await ws.asearch(f"cancelled {i}")
+
+        await asyncio.gather(*(cancelled(i) for i in range(300)))
+        brave.script("/res/v1/web/search", Reply(200, {"web": {"results": results}}))
+        lane = ws._clients.async_("brave")
+        assert lane.slots.value == SLOTS
+        with anyio.fail_after(10):
+            answers = await asyncio.gather(*(ws.asearch(f"after {i}") for i in range(SLOTS)))
+    assert all(outcome(a, "brave") == ("answered", None) for a in answers)
