@@ -9,6 +9,7 @@ import hashlib
 import itertools
 import os
 import pickle
+import re
 import signal
 import socket
 import subprocess
@@ -22,6 +23,8 @@ from typing import Any
 
 import psutil
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.http_server import Reply, ScriptedServer
 from tests.support.pages import HTML, article, serve_articles
@@ -44,7 +47,7 @@ from websearch_core.bulk import (
 )
 from websearch_core.documents import document_id
 from websearch_core.jail import JailPolicy
-from websearch_core.robots import RobotsRules
+from websearch_core.robots import MAX_RULES, RobotsRules
 from websearch_core.workers import ConversionWorkers, _Worker
 
 LOOPBACK = JailPolicy(allow_private=True)
@@ -440,6 +443,83 @@ def test_robots_txt_status_decides_for_the_whole_site(
 )
 def test_robots_rules_are_read_as_rfc_9309_says(robots: str, path: str, allowed: bool) -> None:
     assert RobotsRules.parse(robots).allows(path) is allowed
+
+
+def _reference_match(pattern: str, path: str) -> bool:
+    """RFC 9309's matching, as a regular expression: trusted for short inputs only."""
+    anchored = pattern.endswith("$")
+    body = pattern[:-1] if anchored else pattern
+    regex = ".*".join(re.escape(part) for part in body.split("*"))
+    return re.match(regex + (r"\Z" if anchored else ""), path, re.DOTALL) is not None
+
+
+_ROBOTS_CHARS = st.sampled_from("/ab*$.?=")
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    rules=st.lists(
+        st.tuples(st.booleans(), st.text(_ROBOTS_CHARS, min_size=1, max_size=8)), max_size=6
+    ),
+    path=st.text(st.sampled_from("/ab.?=$*"), max_size=12).map(lambda p: "/" + p),
+)
+def test_robots_matching_agrees_with_rfc_9309_without_regular_expressions(
+    rules: list[tuple[bool, str]], path: str
+) -> None:
+    # The longest pattern that matches decides, Allow on a tie; no match allows.
+    matching = [
+        (len(pattern), allow) for allow, pattern in rules if _reference_match(pattern, path)
+    ]
+    expected = True if not matching or path == "/robots.txt" else max(matching)[1]
+    text = "User-agent: *\n" + "".join(
+        f"{'Allow' if allow else 'Disallow'}: {pattern}\n" for allow, pattern in rules
+    )
+    assert RobotsRules.parse(text).allows(path) is expected
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "/" + "*a" * 1_000 + "$",  # a regular expression of this backtracks for minutes
+        "/" + "*" * 1_000 + "b",
+        "/" + "a*" * 5_000,
+    ],
+)
+def test_a_robots_rule_of_many_stars_is_matched_at_once(rule: str) -> None:
+    rules = RobotsRules.parse(f"User-agent: *\nDisallow: {rule}\n")
+    started = time.process_time()
+    for path in ("/" + "a" * 10_000, "/" + "a" * 9_999 + "b", "/" + "ab" * 5_000):
+        rules.allows(path)
+    assert time.process_time() - started < 2.0  # generous: the regex took minutes
+
+
+def test_a_robots_txt_of_100k_rules_keeps_its_first_ones(server: ScriptedServer) -> None:
+    lines = "".join(f"Disallow: /r{i}/*x*y*z$\n" for i in range(100_000))
+    rules = RobotsRules.parse("User-agent: *\nDisallow: /first\n" + lines)
+    assert len(rules.rules) == MAX_RULES
+    assert not rules.allows("/first/page")
+    assert rules.allows("/r99999/xyz")  # past the rules kept: not read
+
+
+async def test_a_site_with_many_rules_is_checked_off_the_event_loop(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = "".join(f"Disallow: /r{i}/\n" for i in range(1_000))
+    server.script("/robots.txt", Reply(200, "User-agent: *\n" + rules))
+    urls = serve_articles(server, 2)
+    threads: list[int] = []
+    real = RobotsRules.allows
+
+    def allows(self: RobotsRules, path: str) -> bool:
+        threads.append(threading.get_ident())
+        return real(self, path)
+
+    monkeypatch.setattr(RobotsRules, "allows", allows)
+    with session() as ws:
+        outcomes = [o async for _, o in ws.afetch_many(urls)]
+    assert all(isinstance(o, Page) for o in outcomes)
+    assert threads
+    assert threading.get_ident() not in threads  # never the loop's thread
 
 
 @pytest.mark.parametrize(("status", "allowed"), [(401, True), (403, True), (429, False)])

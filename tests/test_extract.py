@@ -335,11 +335,16 @@ def _finishes(html: str, limit_s: float = 120.0) -> ExtractedDocument:
 
 
 def test_deeply_nested_html_finishes_and_keeps_its_text() -> None:
-    html = "<div>" * 400_000 + "deep text" + "</div>" * 400_000  # 4.4 MB
+    html = "<div>" * 20_000 + "deep text" + "</div>" * 20_000
     doc = _finishes(html)
     assert "deep text" in doc.text
     assert doc.note is not None
     assert "flattened" in doc.note
+    # Past the tags a tree is built for, it is read as text, without a parse at all.
+    deeper = _finishes("<div>" * 400_000 + "deep text" + "</div>" * 400_000)  # 4.4 MB
+    assert deeper.text == "deep text"
+    assert deeper.fallback is not None
+    assert "800,000 tags" in deeper.fallback
 
 
 def test_nesting_below_the_cap_keeps_its_text() -> None:

@@ -38,6 +38,7 @@ from websearch_core import (
     URLRefusedError,
     WebSearch,
     WebSearchError,
+    extract,
 )
 
 LOOPBACK = JailPolicy(allow_private=True)
@@ -640,12 +641,13 @@ async def test_deep_markup_keeps_its_text_and_its_time_bound(
     # Conversion is bounded by size, not by the fetch deadline: a generous bound, not a speed.
     assert time.monotonic() - started < 15 + 20
     assert "the last words survive" in page.content
-    assert "flattened" in page.content
+    # and it says what was done to read it: flattened, or (past 60,000 tags) read as text
+    assert "flattened" in page.content or "its text is shown without structure" in page.content
 
 
 def test_html_cut_at_the_input_ceiling_says_so() -> None:
     from websearch_core import extract
-    from websearch_core.extract.clean import MAX_INPUT_CHARS
+    from websearch_core.extract.bounds import MAX_INPUT_CHARS
 
     document = extract("<p>" + "word " * (MAX_INPUT_CHARS // 5 + 1000) + "</p>")
     assert document.note is not None
@@ -812,3 +814,78 @@ def test_a_provider_bomb_leaves_the_process_small(server: ScriptedServer) -> Non
     assert "refused: searxng answered with more than 2,000,000 bytes" in done.stdout
     peak = float(done.stdout.split("peak_rss_mb")[1])
     assert peak < 250, done.stdout
+
+
+# -- pages whose markup would blow the conversion budget -------------------------------------
+#
+# Every conversion is bounded in time and memory whatever the markup (the 2 MB read ceiling:
+# ~100 MB over the process's own). Each page here blew it before (CPU, resident memory, for
+# the converter alone): 60,000 attributes on one element, 12 s; a 2 MB table of 200 columns,
+# 60 MB of markdown and +404 MB; 200,000 links, +113 MB; <p><b> left open 120,000 times,
+# +283 MB; 2 MB of valueless attributes in one tag, a quadratic parse.
+
+_HOSTILE_PAGES = {
+    "60k attributes on one element": (
+        "<html><body><div " + " ".join(f'a{i}="v{i}"' for i in range(60_000))
+        + "><p>the words after it</p></div></body></html>"
+    ),
+    "2 MB of valueless attributes": (
+        "<html><body><div " + " ".join(f"a{i}" for i in range(300_000)) + "><p>after</p>"
+    ),
+    "a flood hidden behind quoted '>'": (
+        "<html><body><div " + " ".join(f'a{i}="x>y"' for i in range(60_000)) + "><p>after</p>"
+    ),
+    "200k links": "<html><body><article>"
+    + "".join(f'<a href="/l{i}">x</a>' for i in range(200_000)),
+    "<p><b> left open": "<html><body>" + "<p><b>word " * 150_000,
+    "a 200-column table": "<html><body><table><tr>" + "<td>x</td>" * 200 + "</tr>"
+    + "<tr><td>y</td></tr>" * 100_000 + "</table>",
+    "100k nested divs": "<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000,
+    "2 MB of '<'": "<html><body><p>" + "<" * 2_000_000,
+    "long links from a long base": "<html><head><base href='/" + "b" * 1_900 + "/'></head>"
+    + "<body><p>" + "<a href='x'>x</a> " * 90_000,
+}  # fmt: skip
+
+_MEASURE = """
+import resource, sys, time
+from websearch_core.content import convert
+body = sys.stdin.buffer.read()[:2_000_000]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+started = time.process_time()
+converted = convert(body, "text/html", "https://example.com/" + "p" * 1_000 + "/")
+cpu = time.process_time() - started
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(cpu, grown * 1024, len(converted.content))
+"""
+
+
+@pytest.mark.parametrize("name", list(_HOSTILE_PAGES))
+def test_a_hostile_page_converts_within_its_time_and_memory(name: str) -> None:
+    # In a process of its own, so that its peak memory is the conversion's alone.
+    done = subprocess.run(
+        [sys.executable, "-c", _MEASURE],
+        input=_HOSTILE_PAGES[name].encode(),
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    cpu, grown, chars = done.stdout.decode().split()
+    assert float(cpu) < 5.0, name  # generous: 0.5 s at most here, 12 s before
+    assert int(grown) < 100 * 2**20, (name, int(grown) >> 20)
+    assert int(chars) < 10_000_000, name
+
+
+def test_markup_past_the_budgets_is_read_as_text_and_says_why() -> None:
+    many = "<html><body><article>" + "<p>a <b>few</b> words</p>" * 40_000
+    document = extract(many)
+    assert document.fallback is not None
+    assert "more than the converter renders as markdown (60,000)" in document.fallback
+    assert document.markdown.startswith("a few words\na few words")
+    flood = extract("<p " + " ".join(f"a{i}" for i in range(2_000)) + ">kept words</p>")
+    assert flood.markdown == "kept words"
+    assert flood.note is not None
+    assert "1 element(s) with more than 512 attributes were read without them" in flood.note
+    links = "<p>" + "<a href='x'>x</a> " * 5_000 + "</p>"
+    long_base = extract(links, url="https://example.com/" + "p" * 1_500 + "/")
+    assert long_base.fallback is not None
+    assert "markdown would be longer than the converter writes" in long_base.fallback

@@ -16,6 +16,12 @@ page a person or the model chose, like a browser's, and does not read it.
   longest matching ``Allow``/``Disallow`` path wins, ``Allow`` on a tie; ``*`` matches any
   run of characters and a final ``$`` the end of the path. ``/robots.txt`` is always allowed.
   ``Crawl-delay`` (not in the RFC, widely used) spaces requests to the site, up to 30 s.
+- Matching is linear in the path and the pattern, whatever the file holds: a pattern is its
+  literal pieces between ``*``s, each found after the last with ``str.find`` (the leftmost
+  match is always the right one for ``*``-only patterns), never a regular expression built
+  from the file (1,000 ``*``s in one rule made one backtrack for minutes). A group keeps at
+  most ``MAX_RULES`` rules, tried longest first, so most paths stop at the first match; a
+  site with that many is checked, and its file parsed, off the event loop.
 - Rules are kept for an hour (the RFC allows a day), for the last 4,096 sites.
 - Concurrent reads of the same site wait for one fetch of its robots.txt, from threads and
   event loops alike, but never longer than a fetch's deadline: then they read it themselves.
@@ -24,7 +30,6 @@ page a person or the model chose, like a browser's, and does not read it.
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 import time
 from collections import OrderedDict
@@ -32,14 +37,15 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from functools import lru_cache
 from urllib.parse import urlsplit
+
+import anyio
 
 from websearch_core.errors import FetchError, URLRefusedError, WebSearchError
 from websearch_core.fetch import Fetched, Fetcher
 from websearch_core.jail import Target
 
-__all__ = ["AGENT", "RobotsCache", "RobotsRules"]
+__all__ = ["AGENT", "MAX_RULES", "RobotsCache", "RobotsRules"]
 
 #: The product token matched against ``User-agent:`` lines.
 AGENT = "websearch-pack"
@@ -50,6 +56,46 @@ _SITES = 4096
 #: A ``Crawl-delay`` above this is read as this: a site asking for one page an hour still
 #: gets its pages read, slowly, rather than the batch stalling for days.
 _MAX_CRAWL_DELAY_S = 30.0
+#: Rules kept for one group (the rest of a longer file is not read): big sites publish a few
+#: hundred; 512 kB of one-character rules would be 100,000, each tried for every page.
+MAX_RULES = 5_000
+#: A site with more rules than this is checked on a worker thread, not the event loop's;
+#: a body longer than ``_PARSE_OFF_LOOP_BYTES`` is parsed there too.
+_CHECK_OFF_LOOP_RULES = 200
+_PARSE_OFF_LOOP_BYTES = 32_000
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """A path pattern as the literal pieces between its ``*``s (and whether ``$`` ends it)."""
+
+    allow: bool
+    length: int  # of the pattern as written: the longest match wins
+    pieces: tuple[str, ...]
+    anchored: bool
+
+    @classmethod
+    def of(cls, allow: bool, pattern: str) -> _Pattern:
+        anchored = pattern.endswith("$")
+        body = pattern[:-1] if anchored else pattern
+        return cls(allow, len(pattern), tuple(body.split("*")), anchored)
+
+    def matches(self, path: str) -> bool:
+        first, *rest = self.pieces
+        if not path.startswith(first):
+            return False
+        if not rest:  # no ``*``: a prefix, or (anchored) the whole path
+            return not self.anchored or path == first
+        position = len(first)
+        *middle, last = rest
+        for piece in middle:
+            found = path.find(piece, position)
+            if found < 0:
+                return False
+            position = found + len(piece)
+        if self.anchored:  # the last piece ends the path, after everything before it
+            return path.endswith(last) and len(path) - len(last) >= position
+        return path.find(last, position) >= 0
 
 
 @dataclass(frozen=True)
@@ -58,6 +104,15 @@ class RobotsRules:
 
     rules: tuple[tuple[bool, str], ...] = ()
     crawl_delay: float | None = None
+    #: The rules as patterns, longest first (``Allow`` first on a tie).
+    patterns: tuple[_Pattern, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        patterns = sorted(
+            (_Pattern.of(allow, pattern) for allow, pattern in self.rules),
+            key=lambda p: (-p.length, not p.allow),
+        )
+        object.__setattr__(self, "patterns", tuple(patterns))
 
     @classmethod
     def parse(cls, text: str, agent: str = AGENT) -> RobotsRules:
@@ -81,7 +136,8 @@ class RobotsRules:
                 in_rules = True
                 if value:  # an empty Disallow allows everything: no rule
                     for token in agents:
-                        groups[token].append((name == "allow", value))
+                        if len(groups[token]) < MAX_RULES:
+                            groups[token].append((name == "allow", value))
             elif name == "crawl-delay" and agents:
                 in_rules = True
                 try:
@@ -101,22 +157,10 @@ class RobotsRules:
         tie; no match allows."""
         if path == "/robots.txt":
             return True
-        best_length, allowed = -1, True
-        for allow, pattern in self.rules:
-            if _pattern(pattern).match(path) is None:
-                continue
-            length = len(pattern)
-            if length > best_length or (length == best_length and allow):
-                best_length, allowed = length, allow
-        return allowed
-
-
-@lru_cache(maxsize=4096)
-def _pattern(pattern: str) -> re.Pattern[str]:
-    anchored = pattern.endswith("$")
-    body = pattern[:-1] if anchored else pattern
-    regex = ".*".join(re.escape(part) for part in body.split("*"))
-    return re.compile(regex + (r"\Z" if anchored else ""), re.DOTALL)
+        for pattern in self.patterns:  # longest first: the first that matches decides
+            if pattern.matches(path):
+                return pattern.allow
+        return True
 
 
 def _path_of(url: str) -> str:
@@ -130,6 +174,11 @@ class _Verdict:
     #: Set: every page of the site fails with a new error from this (one error object raised
     #: on many threads would share one traceback).
     refusal: Callable[[], WebSearchError] | None = None
+
+    @property
+    def heavy(self) -> bool:
+        """Whether checking a page costs enough to keep it off an event loop."""
+        return len(self.rules.rules) > _CHECK_OFF_LOOP_RULES
 
     def check(self, target: Target) -> float | None:
         """Raise if the page may not be read; else the site's crawl delay (seconds)."""
@@ -210,14 +259,14 @@ class RobotsCache:
         while True:
             known, promise = self._claim(origin)
             if known is not None:
-                return known.check(target)
+                return await _acheck(known, target)
             if promise is None:
                 verdict: _Verdict | None = None
                 try:
                     verdict, ttl = await self._aread(origin)
                 finally:  # cancelled: the others waiting claim the read again
                     self._settle(origin, verdict, ttl if verdict else 0.0)
-                return verdict.check(target)
+                return await _acheck(verdict, target)
             try:
                 # shield: giving up waiting must not cancel the read the others wait for.
                 waited = await asyncio.wait_for(
@@ -226,7 +275,7 @@ class RobotsCache:
             except asyncio.TimeoutError:
                 waited, _ = await self._aread(origin)
             if waited is not None:
-                return waited.check(target)
+                return await _acheck(waited, target)
 
     def _claim(self, origin: str) -> tuple[_Verdict | None, Future[_Verdict | None] | None]:
         """The site's verdict if known; else the read to wait for; else (None, None): the
@@ -265,7 +314,16 @@ class RobotsCache:
             fetched = await self._fetcher.afetch_raw(f"{origin}/robots.txt", max_bytes=_MAX_BYTES)
         except FetchError as exc:
             return _failed(origin, exc)
+        if len(fetched.body) > _PARSE_OFF_LOOP_BYTES:
+            return await anyio.to_thread.run_sync(_verdict_of, fetched, origin)
         return _verdict_of(fetched, origin)
+
+
+async def _acheck(verdict: _Verdict, target: Target) -> float | None:
+    """``verdict.check`` for the event loop: a long list of rules is tried on a thread."""
+    if verdict.heavy:
+        return await anyio.to_thread.run_sync(verdict.check, target)
+    return verdict.check(target)
 
 
 def _failed(origin: str, exc: FetchError) -> tuple[_Verdict, float]:

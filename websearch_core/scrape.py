@@ -35,9 +35,9 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from websearch_core.content import convert, decode_text
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract import extract
-from websearch_core.extract.clean import bound_input, remove_chrome, remove_junk
-from websearch_core.extract.markdown import render
+from websearch_core.extract import extract, whole_page
+from websearch_core.extract.bounds import bound_input
+from websearch_core.extract.clean import remove_chrome, remove_junk
 from websearch_core.extract.metadata import read_metadata
 from websearch_core.fetch import Fetched
 from websearch_core.models import argument_message
@@ -171,10 +171,7 @@ def _inside(node: LexborNode, matched: dict[int, LexborNode]) -> bool:
 def _markdown(html: str, url: str, main_content: bool) -> str:
     if main_content:
         return extract(html, url, mode="article").markdown
-    tree = LexborHTMLParser(html)
-    remove_junk(tree)
-    body = tree.body
-    return render([body] if body is not None else [], url).markdown
+    return whole_page(html, url)
 
 
 def _clean_html(html: str, main_content: bool) -> str:

@@ -9,13 +9,13 @@
   furniture-named blocks).
 - ``raw``: the HTML untouched as ``markdown``; ``text`` is its visible text.
 
-Pipeline: ``clean.bound_input`` (size and nesting caps, so time stays bounded) → one
+Pipeline: ``bounds`` (size, attribute and nesting caps, so time and memory stay bounded) → one
 ``selectolax`` (lexbor) parse → ``metadata`` (JSON-LD, Open Graph, ``<meta>``) →
 ``clean`` (junk tags, chrome) → ``select`` (paragraph votes, link density, siblings,
 pruning) → ``markdown`` (one walk, markdown and text together; inline links).
 """
 
 from websearch_core.extract.document import ExtractedDocument, ExtractMode
-from websearch_core.extract.pipeline import extract
+from websearch_core.extract.pipeline import extract, whole_page
 
-__all__ = ["ExtractMode", "ExtractedDocument", "extract"]
+__all__ = ["ExtractMode", "ExtractedDocument", "extract", "whole_page"]

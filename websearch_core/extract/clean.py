@@ -15,12 +15,8 @@ from itertools import pairwise
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.nesting import flatten
-
 __all__ = [
     "CONTENT_WORDS",
-    "MAX_INPUT_CHARS",
-    "bound_input",
     "carries_lead",
     "furniture_word",
     "is_always_furniture",
@@ -32,18 +28,6 @@ __all__ = [
     "remove_junk",
     "remove_nodes",
 ]
-
-#: HTML beyond this is cut before parsing. Fetch reads at most 2 MB; a direct caller can pass
-#: anything, and no article needs more than a few hundred kilobytes of markup.
-MAX_INPUT_CHARS = 5_000_000
-
-#: The parser's stack is kept at most this deep (``nesting.flatten``): real pages stay under
-#: ~60 levels (51 at most on the benchmark's pages), and parse time grows with tags times depth.
-MAX_NESTING = 256
-#: A page with at most this many tags is parsed as it is: even nested all the way down, its
-#: parse costs tags² steps, a few hundredths of a second, less than the scan that would
-#: prevent it. Bigger pages are scanned (about 3 µs a tag).
-_SCAN_ABOVE_TAGS = 4_000
 
 #: Removed wherever they are: they carry code, media or controls, never article text.
 JUNK_TAGS = [
@@ -469,30 +453,6 @@ PROSE_CHARS = 40
 _PROSE_LEVELS = 48
 #: ... and this long, a lead paragraph (``carries_lead``).
 LEAD_CHARS = 150
-
-
-def bound_input(html: str) -> tuple[str, str | None]:
-    """The part of ``html`` that is safe to parse, and a note of what was changed, if anything.
-
-    Beyond ``MAX_INPUT_CHARS`` the input is cut (the note says how much); nesting deeper
-    than ``MAX_NESTING`` is flattened, which keeps every word.
-    """
-    notes = []
-    if len(html) > MAX_INPUT_CHARS:
-        notes.append(
-            f"the page's last {len(html) - MAX_INPUT_CHARS:,} characters of HTML were not "
-            f"read (the extractor reads at most {MAX_INPUT_CHARS:,})"
-        )
-        html = html[:MAX_INPUT_CHARS]
-    if html.count("<") > _SCAN_ABOVE_TAGS:
-        flat = flatten(html, MAX_NESTING)
-        if flat.dropped_tags:
-            html = flat.html
-            notes.append(
-                f"markup nested too deep or left open too often was flattened "
-                f"({flat.dropped_tags:,} tags removed, their text kept)"
-            )
-    return html, "; ".join(notes) or None
 
 
 def remove_nodes(nodes: Iterable[LexborNode]) -> None:

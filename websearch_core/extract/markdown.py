@@ -27,7 +27,14 @@ from urllib.parse import urljoin
 
 from selectolax.lexbor import LexborNode
 
-__all__ = ["Rendered", "render"]
+__all__ = ["MAX_LINK_CHARS", "MAX_OUTPUT_CHARS", "OutputBudgetExceeded", "Rendered", "render"]
+
+#: A link target longer than this is left out (its text stays): browsers and servers stop
+#: near 2,000 characters, and a page's every relative link would carry a long base's length.
+MAX_LINK_CHARS = 2_048
+#: The markdown of one page takes at most this many characters of text and link targets: a
+#: few times the 2 MB read ceiling, far beyond any article, bounded for a hostile page.
+MAX_OUTPUT_CHARS = 6_000_000
 
 _WS = re.compile(r"\s+")
 #: Invisible marks inside words: soft hyphens and zero-width spaces and joiners a page puts in
@@ -157,6 +164,8 @@ def _href(node: LexborNode, base: str | None) -> str | None:
             href = urljoin(base, href)
         except ValueError:
             return None
+    if len(href) > MAX_LINK_CHARS:
+        return None  # no reader follows it, and each copy would cost the output its length
     return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
 
 
@@ -171,9 +180,20 @@ def _code_language(node: LexborNode) -> str:
     return ""
 
 
+class OutputBudgetExceeded(Exception):
+    """The markdown grew past its budget (``render``): the caller reads the page as text."""
+
+
 class _Renderer:
-    def __init__(self, base: str | None) -> None:
+    def __init__(self, base: str | None, budget: int) -> None:
         self.base = base
+        #: Characters of text and link targets the markdown may still take.
+        self.left = budget
+
+    def spend(self, chars: int) -> None:
+        self.left -= chars
+        if self.left < 0:
+            raise OutputBudgetExceeded
 
     def walk(self, node: LexborNode, sink: _Sink, depth: int) -> None:
         child = node.child
@@ -187,6 +207,7 @@ class _Renderer:
             raw = node.text_content
             if raw:
                 run = _WS.sub(" ", raw.translate(_INVISIBLE))
+                self.spend(len(run))
                 sink.md.append(run)
                 sink.tx.append(run)
             return
@@ -251,6 +272,7 @@ class _Renderer:
         trail = " " if inner[-1].isspace() else ""
         del sink.md[md_at:]
         if link is not None:
+            self.spend(len(link) + 4)
             label = stripped.replace("\n", " ").replace("[", "\\[").replace("]", "\\]")
             sink.md.append(f"{lead}[{label}]({link}){trail}")
         elif stripped.startswith(marker) and stripped.endswith(marker):
@@ -350,7 +372,7 @@ class _Renderer:
                 extra = min(int(span), 20) - 1 if span.isdigit() else 0
                 md_cells.extend([""] * max(0, extra))
             if any(tx_cells):
-                md_rows.append(md_cells + [""] * (widest - len(md_cells)))
+                md_rows.append(md_cells)
                 tx_rows.append("\t".join(cell for cell in tx_cells if cell))
         if not md_rows:
             return
@@ -358,15 +380,17 @@ class _Renderer:
         if caption is not None:
             self.walk(caption, sink, depth + 1)
             sink.flush()
+        # The header and its delimiter span every column; a shorter row is not padded (GFM
+        # fills in the missing cells), so one wide row cannot make every row as wide.
         width = max(len(row) for row in md_rows)
-        lines = [_row(md_rows[0], width), _row(["---"] * width, width)]
-        lines.extend(_row(row, width) for row in md_rows[1:])
+        header = md_rows[0] + [""] * (width - len(md_rows[0]))
+        lines = [_row(header), _row(["---"] * width)]
+        lines.extend(_row(row) for row in md_rows[1:])
         sink.blocks.append(("\n".join(lines), "\n".join(tx_rows)))
 
 
-def _row(cells: list[str], width: int) -> str:
-    padded = cells + [""] * (width - len(cells))
-    return "| " + " | ".join(padded) + " |"
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
 
 
 def _rows(table: LexborNode) -> list[list[LexborNode]]:
@@ -393,9 +417,12 @@ def _rows(table: LexborNode) -> list[list[LexborNode]]:
     return rows
 
 
-def render(nodes: Iterable[LexborNode], base: str | None) -> Rendered:
-    """Markdown and text for ``nodes``, in order, as one document."""
-    renderer = _Renderer(base)
+def render(
+    nodes: Iterable[LexborNode], base: str | None, budget: int = MAX_OUTPUT_CHARS
+) -> Rendered:
+    """Markdown and text for ``nodes``, in order, as one document; ``OutputBudgetExceeded``
+    once the text and link targets would pass ``budget`` characters."""
+    renderer = _Renderer(base, budget)
     sink = _Sink()
     for node in nodes:
         renderer.visit(node, sink, 0)
