@@ -849,21 +849,38 @@ _HOSTILE_PAGES = {
 _MEASURE = """
 import resource, sys, time
 from websearch_core.content import convert
+from websearch_core.fetch import Fetched
+from websearch_core.jail import DEFAULT, parse_url
+from websearch_core.scrape import scrape, scrape_options
 body = sys.stdin.buffer.read()[:2_000_000]
+url = "https://example.com/" + "p" * 1_000 + "/"
+target = parse_url(url, DEFAULT)
+fetched = Fetched(target, target, [], 200, "OK", "text/html", body, False, len(body), 0.0, 0.0)
+options = scrape_options(formats=("markdown", "html", "links"), main_content=sys.argv[2] == "1")
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 started = time.process_time()
-converted = convert(body, "text/html", "https://example.com/" + "p" * 1_000 + "/")
+if sys.argv[1] == "convert":
+    chars = len(convert(body, "text/html", url).content)
+else:
+    page = scrape(fetched, options)
+    chars = len(page.markdown or "") + len(page.html or "")
 cpu = time.process_time() - started
 grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-print(cpu, grown * 1024, len(converted.content))
+print(cpu, grown * 1024, chars)
 """
 
 
+@pytest.mark.parametrize(
+    "way", [("convert", "1"), ("scrape", "1"), ("scrape", "0")], ids=["fetch", "scrape", "crawl"]
+)
 @pytest.mark.parametrize("name", list(_HOSTILE_PAGES))
-def test_a_hostile_page_converts_within_its_time_and_memory(name: str) -> None:
-    # In a process of its own, so that its peak memory is the conversion's alone.
+def test_a_hostile_page_converts_within_its_time_and_memory(
+    name: str, way: tuple[str, str]
+) -> None:
+    # In a process of its own, so that its peak memory is the conversion's alone: the
+    # agent's fetch, the service's scrape of the main content, and of the whole page.
     done = subprocess.run(
-        [sys.executable, "-c", _MEASURE],
+        [sys.executable, "-c", _MEASURE, *way],
         input=_HOSTILE_PAGES[name].encode(),
         capture_output=True,
         timeout=120,

@@ -35,8 +35,8 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
 from websearch_core.content import convert, decode_text
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract import extract, whole_page
-from websearch_core.extract.bounds import bound_input
+from websearch_core.extract import MAX_TAGS, extract, whole_page
+from websearch_core.extract.bounds import bound_nesting, bound_size
 from websearch_core.extract.clean import remove_chrome, remove_junk
 from websearch_core.extract.metadata import read_metadata
 from websearch_core.fetch import Fetched
@@ -191,7 +191,10 @@ def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
     fields: dict[str, object] = {}
     if media in ("text/html", "application/xhtml+xml"):
         text, _ = decode_text(fetched.body, fetched.content_type, html=True)
-        bounded, _ = bound_input(text)
+        sized, _ = bound_size(text)
+        if sized.count("<") > MAX_TAGS:
+            return _scraped(fetched, _as_text(sized, text, url, options))
+        bounded, _ = bound_nesting(sized)
         tree = LexborHTMLParser(bounded)
         meta = read_metadata(tree, url)
         fields.update(title=meta.title, description=meta.description, language=meta.language)
@@ -217,12 +220,43 @@ def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
         if options.include_tags or options.exclude_tags:
             warnings.append("tag filters apply to HTML pages only; this one was returned whole")
         fields["warning"] = "; ".join(warnings) or None
+    return _scraped(fetched, fields)
+
+
+def _as_text(sized: str, raw: str, url: str, options: ScrapeOptions) -> dict[str, object]:
+    """A page with more tags than a tree is built for: its text (``extract`` reads it so),
+    without the formats and filters that need the tree, and a warning saying so."""
+    document = extract(sized, url, mode="full")
+    wanted = set(options.formats)
+    fields: dict[str, object] = {
+        "title": document.title,
+        "description": document.description,
+        "language": document.language,
+    }
+    warnings = [document.fallback or "the page was read as text"]
+    if "markdown" in wanted:
+        fields["markdown"] = clean_text(document.markdown)
+    if "links" in wanted:
+        fields["links"] = []
+        warnings.append("its links were not read")
+    if "html" in wanted:
+        warnings.append("no cleaned HTML is made of it (ask for rawHtml)")
+    if "raw_html" in wanted:
+        fields["raw_html"] = raw
+    if options.include_tags or options.exclude_tags:
+        warnings.append("tag filters were not applied")
+    fields["warning"] = "; ".join(warnings)
+    return fields
+
+
+def _scraped(fetched: Fetched, fields: dict[str, object]) -> ScrapedPage:
+    url = fetched.final.url
     return ScrapedPage(
         url=fetched.first.url,
         final_url=url,
         status=fetched.status,
         reason=fetched.reason,
-        content_type=media,
+        content_type=fetched.media_type,
         bytes_read=len(fetched.body),
         truncated=fetched.truncated,
         fetched_at=dt.datetime.now(dt.timezone.utc),

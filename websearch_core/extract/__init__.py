@@ -16,6 +16,6 @@ pruning) → ``markdown`` (one walk, markdown and text together; inline links).
 """
 
 from websearch_core.extract.document import ExtractedDocument, ExtractMode
-from websearch_core.extract.pipeline import extract, whole_page
+from websearch_core.extract.pipeline import MAX_TAGS, extract, whole_page
 
-__all__ = ["ExtractMode", "ExtractedDocument", "extract", "whole_page"]
+__all__ = ["MAX_TAGS", "ExtractMode", "ExtractedDocument", "extract", "whole_page"]

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_INPUT_CHARS",
     "MAX_NESTING",
     "bound_input",
+    "bound_nesting",
     "bound_size",
     "markup_text",
 ]
@@ -90,18 +91,25 @@ def _without_floods(html: str) -> tuple[str, int]:
 def bound_input(html: str) -> tuple[str, str | None]:
     """The part of ``html`` that is safe to parse, and a note of what was changed, if anything.
 
-    ``bound_size``, then nesting deeper than ``MAX_NESTING`` flattened, which keeps every word.
+    ``bound_size``, then ``bound_nesting``.
     """
     html, notes = bound_size(html)
-    if html.count("<") > _SCAN_ABOVE_TAGS:
-        flat = flatten(html, MAX_NESTING)
-        if flat.dropped_tags:
-            html = flat.html
-            notes.append(
-                f"markup nested too deep or left open too often was flattened "
-                f"({flat.dropped_tags:,} tags removed, their text kept)"
-            )
-    return html, "; ".join(notes) or None
+    html, flattened = bound_nesting(html)
+    return html, "; ".join([*notes, *filter(None, [flattened])]) or None
+
+
+def bound_nesting(html: str) -> tuple[str, str | None]:
+    """``html`` with nesting deeper than ``MAX_NESTING`` flattened (every word kept), and a
+    note if it was."""
+    if html.count("<") <= _SCAN_ABOVE_TAGS:
+        return html, None
+    flat = flatten(html, MAX_NESTING)
+    if not flat.dropped_tags:
+        return html, None
+    return flat.html, (
+        f"markup nested too deep or left open too often was flattened "
+        f"({flat.dropped_tags:,} tags removed, their text kept)"
+    )
 
 
 _MARKUP = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9-]*)|<!--")

@@ -14,7 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from websearch_core.boundary import boundary
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract.bounds import bound_input, bound_size, markup_text
+from websearch_core.extract.bounds import bound_input, bound_nesting, bound_size, markup_text
 from websearch_core.extract.clean import (
     noscript_holds_the_prose,
     remove_chrome,
@@ -139,7 +139,7 @@ def whole_page(html: str, url: str | None) -> str:
     sized, _ = bound_size(html)
     if sized.count("<") > MAX_TAGS:
         return _plain(sized).markdown
-    bounded, _ = bound_input(sized)
+    bounded, _ = bound_nesting(sized)
     tree = LexborHTMLParser(bounded)
     remove_junk(tree)
     body = tree.body
@@ -168,11 +168,10 @@ def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument
     tags = sized.count("<")
     if tags > MAX_TAGS and mode != "raw":  # said in the note too: what the reader sees
         reason = _too_big(tags)
-        note = "; ".join([*notes, reason])
-        return _document(_plain(sized), _head(sized, url), "full", reason, note)
-    bounded, note = bound_input(sized)
-    if notes:
-        note = "; ".join([*notes, *([note] if note else [])])
+        said = "; ".join([*notes, reason])
+        return _document(_plain(sized), _head(sized, url), "full", reason, said)
+    bounded, flattened = bound_nesting(sized)
+    note = "; ".join([*notes, *filter(None, [flattened])]) or None
     tree = LexborHTMLParser(bounded)
     meta = read_metadata(tree, url)
     if mode == "raw":
