@@ -26,6 +26,7 @@ from tests.support.fake_ddgs import FakeDDGS
 from tests.support.http_server import Reply, ScriptedServer, scripted_server
 from websearch_core import (
     AuthenticationError,
+    ConfigurationError,
     InvalidRequestError,
     ProviderUnavailableError,
     RateLimitedError,
@@ -35,6 +36,7 @@ from websearch_core import (
 )
 from websearch_core.blend import (
     DDGS_BACKENDS_UNSUPPORTED,
+    METER_DOWN,
     BlendCache,
     BudgetMeter,
     Fees,
@@ -573,19 +575,72 @@ def test_one_blend_on_fresh_sessions_leaves_no_client_open(
     assert all(client.is_closed for client in made)
 
 
-def test_a_failing_meter_holds_nothing_back(
-    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+def test_a_failing_meter_fails_closed_on_spend_never_on_answer(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # The billing backend is down for mojeek: mojeek sits out, saying so; brave (paid, its
+    # meter fine) and the free engines answer; nothing is held back.
     class Flaky(BudgetMeter):
         def allow(self, engine: str, cents: float) -> bool:
             if engine == "mojeek":
-                raise RuntimeError("the meter's database is down")
+                raise RuntimeError("the meter's database is down: secret-dsn://u:p@db")
             return super().allow(engine, cents)
 
     meter = Flaky(budget_cents=1.0)
-    with pytest.raises(Exception, match="RuntimeError"):
-        blend(brave, mojeek, meter=meter).search("q")
-    assert BudgetMeter.allow(meter, "brave", 1.0)  # brave's held cent was released
+    response = blend(brave, mojeek, meter=meter).search("q")
+    assert response.skipped == {"mojeek": METER_DOWN}
+    assert outcome(response, "brave") == ("answered", None)
+    assert any(o.engine.startswith("ddgs/") and o.status == "answered" for o in response.outcomes)
+    assert meter.total_cents == 1.0  # brave's cent, settled
+    assert "RuntimeError" in caplog.text
+    assert "secret-dsn" not in caplog.text  # logged by type only
+
+
+def test_a_meter_that_fails_to_record_a_spend_loses_no_answer(
+    ddgs: type[FakeDDGS],
+    brave: ScriptedServer,
+    mojeek: ScriptedServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Forgetful(BudgetMeter):
+        def spent(self, engine: str, cents: float) -> None:
+            raise ConnectionError("billing is down")
+
+    response = blend(brave, mojeek, meter=Forgetful()).search("q")
+    assert outcome(response, "brave") == ("answered", None)
+    assert "meter.spent failed (ConnectionError)" in caplog.text
+
+
+def test_a_blend_of_paid_engines_with_its_meter_down_is_unavailable(
+    brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    class Down(BudgetMeter):
+        def allow(self, engine: str, cents: float) -> bool:
+            raise OSError("unreachable")
+
+    ws = blend(brave, mojeek, meter=Down(), blend_engines=["brave", "mojeek"])
+    with pytest.raises(ProviderUnavailableError, match="the meter is failing") as caught:
+        ws.search("q")
+    assert caught.value.retryable
+
+
+@pytest.mark.parametrize("budget", ["5", b"5", [5], True, float("nan"), -1, float("inf")])
+def test_a_budget_meter_takes_cents_or_says_what_it_takes(budget: object) -> None:
+    with pytest.raises(ConfigurationError, match="budget"):
+        BudgetMeter(budget)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"max_entries": "x"}, {"max_entries": 0}, {"max_entries": 1.5}, {"ttl_s": "x"},
+     {"ttl_s": float("nan")}, {"ttl_s": 0}, {"max_entries": True}],
+)  # fmt: skip
+def test_a_blend_cache_takes_numbers_or_says_what_it_takes(arguments: dict[str, object]) -> None:
+    with pytest.raises(ConfigurationError, match="blend cache"):
+        BlendCache(**arguments)  # type: ignore[arg-type]
 
 
 def test_the_shared_cache_keeps_only_answers_free_of_one_sessions_luck(

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from ipaddress import IPv4Address, IPv6Address, ip_address
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from websearch_core import ConfigurationError, WebSearch
 from websearch_core.errors import FetchError, URLRefusedError, WebSearchError
 from websearch_core.jail import (
     DEFAULT,
@@ -931,3 +934,62 @@ def test_policies_and_targets_cannot_be_changed_after_the_jail_read_them() -> No
         target.host = "127.0.0.1"  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         OPERATOR.allow_private = False  # type: ignore[misc]
+
+
+# -- the operator's domain lists hold whatever policy the host passes -------------------------
+
+_DOMAINS = ["a.example", "b.example", "x.a.example", "y.b.example", "c.example"]
+
+
+def _allowed(url: str, policy: JailPolicy) -> bool:
+    try:
+        parse_url(url, policy)
+    except URLRefusedError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    caller_allow=st.sets(st.sampled_from(_DOMAINS), max_size=3),
+    caller_deny=st.sets(st.sampled_from(_DOMAINS), max_size=2),
+    operator_allow=st.sets(st.sampled_from(_DOMAINS), max_size=3),
+    operator_deny=st.sets(st.sampled_from(_DOMAINS), max_size=2),
+    host=st.sampled_from([*_DOMAINS, "z.x.a.example", "other.example"]),
+)
+def test_a_policy_restricted_by_the_operator_allows_only_what_both_allow(
+    caller_allow: set[str],
+    caller_deny: set[str],
+    operator_allow: set[str],
+    operator_deny: set[str],
+    host: str,
+) -> None:
+    caller = JailPolicy(allow_domains=frozenset(caller_allow), deny_domains=frozenset(caller_deny))
+    operator = JailPolicy(
+        allow_domains=frozenset(operator_allow), deny_domains=frozenset(operator_deny)
+    )
+    reachable = any(
+        _allowed(f"https://{h}/", caller) and _allowed(f"https://{h}/", operator)
+        for h in [*_DOMAINS, "z.x.a.example", "other.example"]
+    )
+    if not reachable:  # refused at construction only when nothing at all could be fetched
+        with pytest.raises(ValueError, match="leave no domain to fetch"):
+            caller.restricted(operator.allow_domains, operator.deny_domains)
+        return
+    combined = caller.restricted(operator.allow_domains, operator.deny_domains)
+    url = f"https://{host}/"
+    assert _allowed(url, combined) == (_allowed(url, caller) and _allowed(url, operator))
+
+
+def test_the_deny_list_holds_when_the_host_passes_its_own_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("WEBSEARCH_DENY_DOMAINS", "denied.example")
+    ws = WebSearch(fetch_policy=JailPolicy(allow_private=True))
+    with pytest.raises(URLRefusedError, match="denied"):
+        ws.fetch("https://www.denied.example/page")
+    with pytest.raises(ConfigurationError, match="leave no domain to fetch"):
+        WebSearch(
+            fetch_policy=JailPolicy(allow_domains=frozenset({"docs.example"})),
+            deny_domains=["docs.example"],
+        )

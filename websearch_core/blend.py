@@ -48,6 +48,7 @@ from websearch_core.routing import Support
 __all__ = [
     "BUDGET_SPENT",
     "DDGS_BACKENDS_UNSUPPORTED",
+    "METER_DOWN",
     "NO_SUCH_ENGINE",
     "RRF_K",
     "BlendCache",
@@ -69,6 +70,8 @@ __all__ = [
 RRF_K = 60
 #: Why a paid engine sat a search out when its meter said no.
 BUDGET_SPENT = "the metering budget is spent"
+#: Why a paid engine sat a search out while its meter failed (it fails closed on spend).
+METER_DOWN = "the meter is failing: paid engines sit out until it answers"
 
 #: What each ddgs backend leaves out of the options ddgs takes, read from the installed ddgs
 #: (9.16) engines' ``build_payload`` (the arguments each marks unused). A backend not listed
@@ -246,8 +249,10 @@ class BudgetMeter:
     """
 
     def __init__(self, budget_cents: float | None = None) -> None:
-        if budget_cents is not None and (math.isnan(budget_cents) or budget_cents < 0):
-            raise ConfigurationError("the metering budget must be 0 or more cents")
+        if budget_cents is not None and not _finite_number(budget_cents, at_least=0):
+            raise ConfigurationError(
+                "the metering budget must be a number of cents, 0 or more (or None: no budget)"
+            )
         self.budget_cents = budget_cents
         self.total_cents = 0.0
         self._held: dict[str, list[float]] = {}
@@ -305,6 +310,15 @@ class Fees:
         return cls(default, per_engine)
 
 
+def _finite_number(
+    value: object, *, at_least: float | None = None, above: float | None = None
+) -> bool:
+    """Whether ``value`` is a real number (not a bool, NaN or infinite) within the bound."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return False
+    return (at_least is None or value >= at_least) and (above is None or value > above)
+
+
 def _cents(name: str, value: str) -> float:
     try:
         cents = float(value)
@@ -327,8 +341,12 @@ class BlendCache:
     """
 
     def __init__(self, max_entries: int = 256, ttl_s: float = 300.0) -> None:
-        if max_entries < 1 or not ttl_s > 0:
-            raise ConfigurationError("a blend cache needs at least 1 entry and a positive TTL")
+        whole = isinstance(max_entries, int) and not isinstance(max_entries, bool)
+        if not whole or max_entries < 1 or not _finite_number(ttl_s, above=0):
+            raise ConfigurationError(
+                "a blend cache needs a whole number of entries, at least 1, and a TTL in "
+                "seconds above 0"
+            )
         self.max_entries = max_entries
         self.ttl_s = ttl_s
         self._entries: OrderedDict[Hashable, tuple[float, SearchResponse]] = OrderedDict()

@@ -27,7 +27,7 @@ Nothing here uses a regular expression; every step is one scan of input bounded 
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 from typing import Literal, TypeAlias
 from urllib.parse import quote
@@ -181,6 +181,28 @@ class JailPolicy:
         for name in ("allow_domains", "deny_domains"):
             domains = frozenset(_policy_domain(entry, name) for entry in getattr(self, name))
             object.__setattr__(self, name, domains)
+
+    def restricted(
+        self,
+        allow_domains: frozenset[str] = frozenset(),
+        deny_domains: frozenset[str] = frozenset(),
+    ) -> JailPolicy:
+        """This policy with an operator's domain lists added, never loosened: every domain
+        either denies is denied; where both allow some, only what both allow is allowed.
+        ``ValueError`` when nothing would be left to fetch (the lists contradict)."""
+        extra = JailPolicy(allow_domains=allow_domains, deny_domains=deny_domains)
+        allow = _both_allow(self.allow_domains, extra.allow_domains)
+        deny = self.deny_domains | extra.deny_domains
+        if (self.allow_domains or extra.allow_domains) and all(
+            _within(domain, deny) for domain in allow
+        ):
+            raise ValueError(
+                "the fetch policy and the allow_domains/deny_domains settings leave no domain "
+                f"to fetch (the policy allows {_listed(self.allow_domains)}, the settings "
+                f"allow {_listed(extra.allow_domains)} and deny {_listed(deny)}): make them "
+                "agree"
+            )
+        return replace(self, allow_domains=allow, deny_domains=deny)
 
 
 DEFAULT = JailPolicy()
@@ -405,6 +427,20 @@ def _policy_domain(raw: str, setting: str) -> str:
         return _canonical_host(text)[0]
     except URLRefusedError:
         raise ValueError(f"{setting}: {raw[:80]!r} is not a domain name") from None
+
+
+def _both_allow(first: frozenset[str], second: frozenset[str]) -> frozenset[str]:
+    """The domains two allow lists both allow (each entry covers its subdomains); either list
+    empty allows every domain."""
+    if not first or not second:
+        return first or second
+    return frozenset(a for a in first if _within(a, second)) | frozenset(
+        b for b in second if _within(b, first)
+    )
+
+
+def _listed(domains: frozenset[str]) -> str:
+    return ", ".join(sorted(domains)[:5]) or "any"
 
 
 def _within(name: str, domains: frozenset[str]) -> bool:

@@ -25,6 +25,7 @@ from pydantic import SecretStr, ValidationError
 from websearch_core import http
 from websearch_core.blend import (
     BUDGET_SPENT,
+    METER_DOWN,
     NO_SUCH_ENGINE,
     BlendCache,
     BlendPlan,
@@ -108,6 +109,11 @@ LOCATE_BUDGET_S = 3.0
 CHOICES = ("auto", "blend", *PROVIDERS)
 #: The keyed providers that join a blend as engines (grounded vendors do not).
 _BLEND_PROVIDERS = ("brave", "tavily", "mojeek", "searxng")
+
+
+def _kind(exc: BaseException) -> str:
+    """An exception named by type only: a meter's message may hold anything."""
+    return type(exc).__name__
 
 
 def _blocking_call(
@@ -306,7 +312,7 @@ class WebSearch:
         self._lanes = BlockingLanes()
         self._pages: Memo[Page] = Memo(_PAGE_MEMO_SIZE if self.settings.memo_size else 0)
         self._fetcher = Fetcher(
-            policy=fetch_policy or self._policy_from_settings(),
+            policy=self._policy(fetch_policy),
             resolver=resolver or system_resolver,
             limits=FetchLimits(
                 max_bytes=self.settings.fetch_max_bytes,
@@ -325,14 +331,19 @@ class WebSearch:
         workers = self.settings.convert_workers
         self._converters = ConversionWorkers(default_workers() if workers is None else workers)
 
-    def _policy_from_settings(self) -> JailPolicy:
+    def _policy(self, given: JailPolicy | None) -> JailPolicy:
         """Model-chosen URLs: public addresses only (unless the operator opened private ones),
-        plus the host's domain lists."""
+        and the operator's domain lists (``allow_domains``/``deny_domains``, arguments or
+        environment), which a policy the host passes is narrowed by, never replaces."""
         try:
-            return JailPolicy(
-                allow_private=self.settings.fetch_allow_private,
-                allow_domains=frozenset(self.settings.allow_domains),
-                deny_domains=frozenset(self.settings.deny_domains),
+            if given is None:
+                return JailPolicy(
+                    allow_private=self.settings.fetch_allow_private,
+                    allow_domains=frozenset(self.settings.allow_domains),
+                    deny_domains=frozenset(self.settings.deny_domains),
+                )
+            return given.restricted(
+                frozenset(self.settings.allow_domains), frozenset(self.settings.deny_domains)
             )
         except ValueError as exc:
             raise ConfigurationError(f"bad domain list: {exc}") from None
@@ -599,32 +610,50 @@ class WebSearch:
                     > engine.provider.max_query_chars
                 ):
                     skipped[engine.name] = "the query with its site: filters is too long for it"
-                elif engine.paid and not self.meter.allow(engine.name, self._fees.of(engine.name)):
-                    skipped[engine.name] = BUDGET_SPENT
+                elif engine.paid and (refused := self._metered(engine.name)) is not None:
+                    skipped[engine.name] = refused
                 else:
                     if engine.paid:
                         fees[engine.name] = self._fees.of(engine.name)
                     engines.append(engine)
-        except BaseException:  # a meter that failed: release what it already held
+        except BaseException:  # interrupted (cancelled): release what the meter already held
             self._settle(fees, {})
             raise
         if not engines:
-            if all(why in (BUDGET_SPENT, NO_SUCH_ENGINE) for why in skipped.values()):
+            reasons = set(skipped.values()) - {NO_SUCH_ENGINE}
+            if reasons == {BUDGET_SPENT}:
                 raise RateLimitedError("blend", None, quota=True)
+            if reasons == {METER_DOWN}:
+                raise ProviderUnavailableError("blend", f"every engine is paid and {METER_DOWN}")
             every = "; ".join(f"{name} ({why})" for name, why in skipped.items())
             raise InvalidRequestError(f"no engine of the blend can run this search: {every}")
         return BlendPlan(tuple(engines), skipped, fees)
 
+    def _metered(self, engine: str) -> str | None:
+        """Why a paid engine sits this search out (its budget spent, the meter failing), or
+        ``None`` when the meter holds its fee. A meter that fails closes on spend, never on
+        answer: the free engines still search."""
+        try:
+            allowed = self.meter.allow(engine, self._fees.of(engine))
+        except Exception as exc:
+            logger.warning("meter.allow failed (%s): %s sits this search out", _kind(exc), engine)
+            return METER_DOWN
+        return None if allowed else BUDGET_SPENT
+
     def _settle(self, fees: Mapping[str, float], paid: Mapping[str, float]) -> None:
-        """Tell the meter what each held fee cost; one meter's failure leaves none held."""
-        failure: BaseException | None = None
+        """Tell the meter what each held fee cost. A meter that fails here is logged (engine,
+        cents) for the operator to reconcile; the search it metered is still answered."""
         for name in fees:
+            cents = paid.get(name, 0.0)
             try:
-                self.meter.spent(name, paid.get(name, 0.0))
+                self.meter.spent(name, cents)
             except Exception as exc:  # the others are still settled
-                failure = failure or exc
-        if failure is not None:
-            raise failure
+                logger.warning(
+                    "meter.spent failed (%s): %s's %g cents for a search are not recorded",
+                    _kind(exc),
+                    name,
+                    cents,
+                )
 
     @contextlib.contextmanager
     def _settling(self, plan: BlendPlan) -> Iterator[None]:
