@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import random
+import socket
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 
 from tests.support.fake_ddgs import FakeDDGS
 from tests.support.http_server import Reply, ScriptedServer, scripted_server
+from tests.support.raw_server import raw_server, read_request
 from websearch_core import (
     AuthenticationError,
     ConfigurationError,
@@ -786,3 +788,81 @@ async def test_searches_cancelled_at_random_give_back_every_slot(
         with anyio.fail_after(10):
             answers = await asyncio.gather(*(ws.asearch(f"after {i}") for i in range(SLOTS)))
     assert all(outcome(a, "brave") == ("answered", None) for a in answers)
+
+
+# -- an engine's outcome is read from its status, whatever its body and headers --------------
+
+_BODIES = {
+    "junk bytes": (b"\xff\xfe\x00 junk <html>", b""),
+    "a corrupt gzip": (b"\x1f\x8b\x08 not really gzip", b"Content-Encoding: gzip\r\n"),
+    "an encoding never offered": (b"abc", b"Content-Encoding: zstd-nonsense\r\n"),
+    "no results": (b'{"web": {"results": []}}', b""),
+    "results in UTF-8": (
+        '{"web": {"results": [{"title": "Café", "url": "https://a.example/ü"}]}}'.encode(),
+        b"",
+    ),
+    "more than the ceiling": (b'{"web": {"results": [' + b" " * 20_000 + b"]}}", b""),
+}
+_HEADERS = {
+    "plain": b"",
+    "UTF-8 header": "X-Note: café ☕\r\n".encode(),
+    "Latin-1 header": "X-Note: café\r\n".encode("latin-1"),
+}
+
+
+@pytest.fixture(scope="module")
+def canned() -> Iterator[tuple[str, dict[str, bytes]]]:
+    """A raw server answering every request with the response a test puts in ``reply``."""
+    reply: dict[str, bytes] = {"bytes": b""}
+
+    def handler(conn: socket.socket) -> None:
+        while read_request(conn):
+            conn.sendall(reply["bytes"])
+
+    with raw_server(handler) as running:
+        yield running.url, reply
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    status=st.sampled_from([200, 403, 429, 500, 503]),
+    body=st.sampled_from(list(_BODIES)),
+    header=st.sampled_from(list(_HEADERS)),
+)
+def test_an_engines_outcome_follows_its_status_whatever_its_body(
+    canned: tuple[str, dict[str, bytes]], status: int, body: str, header: str
+) -> None:
+    url, reply = canned
+    content, encoding = _BODIES[body]
+    reply["bytes"] = (
+        f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n".encode()
+        + encoding
+        + _HEADERS[header]
+        + f"Content-Length: {len(content)}\r\n\r\n".encode()
+        + content
+    )
+    ws = WebSearch(
+        "blend",
+        brave_api_key=BRAVE_KEY,
+        brave_base_url=url,
+        blend_engines=["brave"],
+        max_retry_wait=0,
+        provider_max_bytes=10_000,
+    )
+    try:
+        found = outcome(ws.search("q"), "brave")
+    except ProviderUnavailableError as every_engine_down:
+        (only,) = every_engine_down.outcomes
+        found = (only.status, only.error)
+    expected = {
+        403: ("down", "key refused"),
+        429: ("down", "rate limited"),
+        500: ("down", "HTTP 500"),
+        503: ("down", "HTTP 503"),
+    }.get(status)
+    if expected is None:  # 200: what the body says, never "down"
+        expected = {
+            "no results": ("blind", "no results"),
+            "results in UTF-8": ("answered", None),
+        }.get(body, ("blind", "unreadable answer"))
+    assert found == expected

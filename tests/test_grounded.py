@@ -209,6 +209,17 @@ def test_answer_is_filled_only_when_asked_for(vendor: str, server: ScriptedServe
     assert not response.render().startswith("Answer:")
 
 
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_a_non_ascii_response_header_is_data_not_a_crash(
+    vendor: str, server: ScriptedServer
+) -> None:
+    # Header bytes a vendor's gateway sends (a UTF-8 or Latin-1 value) are never re-encoded.
+    headers = {"X-Served-By": "café edge", "Content-Type": "application/json"}
+    server.script(PATHS[vendor], Reply(200, documented(vendor), headers))
+    response = session(vendor, server.url).search(DOCUMENTED[vendor][0])
+    assert response.results
+
+
 @pytest.mark.parametrize(
     "vendor",
     [

@@ -114,25 +114,40 @@ def _prepared(
 
 
 def _settled(
-    provider: HttpProvider, response: httpx.Response, body: BoundedBody, max_bytes: int
+    provider: HttpProvider,
+    response: httpx.Response,
+    body: BoundedBody | FetchError,
+    max_bytes: int,
 ) -> httpx.Response:
-    """The response with its decoded body in memory, for the provider's pure decoder."""
-    if body.truncated:
-        raise ProviderResponseError(
-            provider.name,
-            f"{provider.name} answered with more than {max_bytes:,} bytes: the search was "
-            "abandoned; check the provider's base URL or raise provider_max_bytes",
-            status=response.status_code,
+    """The response with its decoded body in memory, for the provider's pure decoder.
+
+    A failure status decides, whatever its body: a 429 whose body is junk, cut at the
+    ceiling or in an encoding that does not decode is still rate limiting (its body is then
+    left out). A success whose body cannot be read is an unreadable answer, with its status.
+    """
+    unreadable = isinstance(body, FetchError) or body.truncated
+    if unreadable and response.is_success:
+        why = (
+            f"answered with more than {max_bytes:,} bytes: the search was abandoned; check "
+            "the provider's base URL or raise provider_max_bytes"
+            if isinstance(body, BoundedBody)
+            else f"answered with a body that could not be read ({body})"
         )
+        raise ProviderResponseError(
+            provider.name, f"{provider.name} {why}", status=response.status_code
+        )
+    content = b"" if isinstance(body, FetchError) or body.truncated else bytes(body.data)
+    # As bytes: a header's value may be any octets (UTF-8, Latin-1), and text would have to
+    # be encoded again as ASCII.
     headers = [
         (name, value)
-        for name, value in response.headers.multi_items()
-        if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        for name, value in response.headers.raw
+        if name.lower() not in (b"content-encoding", b"content-length", b"transfer-encoding")
     ]
     return httpx.Response(
         response.status_code,
         headers=headers,
-        content=bytes(body.data),
+        content=content,
         request=response.request,
         extensions=response.extensions,
     )
@@ -176,13 +191,13 @@ def send(
                 prepared = _prepared(client, request, deadline - time.monotonic())
                 streamed = client.send(prepared, stream=True)
                 try:
-                    body = read_bounded(streamed, max_bytes)
+                    body: BoundedBody | FetchError = read_bounded(streamed, max_bytes)
+                except FetchError as exc:  # an encoding we did not offer, a corrupt body
+                    body = exc
                 finally:
                     streamed.close()
             except httpx.TransportError as exc:
                 raise _transport_error(provider, exc, seconds) from None
-            except FetchError as exc:  # an encoding we did not offer, a corrupt body
-                raise ProviderResponseError(provider.name, f"{provider.name}: {exc}") from None
             finally:
                 if slots is not None:
                     slots.release()
@@ -221,15 +236,15 @@ async def asend(
                         prepared = _prepared(client, request, deadline - time.monotonic())
                         streamed = await client.send(prepared, stream=True)
                         try:
-                            body = await aread_bounded(streamed, max_bytes)
+                            body: BoundedBody | FetchError = await aread_bounded(
+                                streamed, max_bytes
+                            )
+                        except FetchError as exc:
+                            body = exc
                         finally:
                             await streamed.aclose()
                     except httpx.TransportError as exc:
                         raise _transport_error(provider, exc, seconds) from None
-                    except FetchError as exc:
-                        raise ProviderResponseError(
-                            provider.name, f"{provider.name}: {exc}"
-                        ) from None
                 response = _settled(provider, streamed, body, max_bytes)
                 if response.is_success:
                     return response
