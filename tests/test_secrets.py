@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import logging
 import re
 from pathlib import Path
@@ -12,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SECRET_HEADERS
-from websearch_core import AuthenticationError, WebSearch, WebSearchError
+from tests.support.http_server import Reply, ScriptedServer
+from websearch_core import AuthenticationError, ConfigurationError, WebSearch, WebSearchError
 from websearch_core.secrets import Redactor, SecretURL, url_credentials
 
 CANARY = "canary-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
@@ -303,3 +306,69 @@ def test_a_proxy_password_is_in_no_error_chain() -> None:
         with pytest.raises(WebSearchError) as caught:
             WebSearch(fetch_proxy=proxy).fetch("https://example.com/")
         assert "pw-canary-123456" not in chain_text(caught.value)
+
+
+_B64 = re.compile(r"[A-Za-z0-9+/_-]{4,}={0,2}")
+
+
+def _decodings(text: str) -> list[bytes]:
+    """Every way the base64-looking runs of ``text`` decode (each alphabet, each alignment)."""
+    found = []
+    for run in _B64.findall(text):
+        for alphabet in (run, run.replace("-", "+").replace("_", "/")):
+            body = alphabet.rstrip("=")
+            for start in range(4):
+                chunk = body[start:]
+                chunk += "=" * (-len(chunk) % 4)
+                with contextlib.suppress(ValueError):
+                    found.append(base64.b64decode(chunk))
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    secret=st.text(_SECRET_CHARS, min_size=8, max_size=40),
+    before=st.binary(max_size=5),
+    after=st.binary(max_size=5),
+    urlsafe=st.booleans(),
+)
+def test_a_secret_in_base64_is_redacted_wherever_it_sits(
+    secret: str, before: bytes, after: bytes, urlsafe: bool
+) -> None:
+    # HTTP Basic auth sends user:password in base64, and an engine may echo it back.
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    echoed = f"Authorization: Basic {encode(before + secret.encode() + after).decode()}"
+    redacted = Redactor([secret]).redact(echoed)
+    assert not any(secret.encode() in decoded for decoded in _decodings(redacted))
+
+
+def test_basic_auth_echoed_by_an_engine_is_redacted_everywhere(server: ScriptedServer) -> None:
+    # The operator's SearXNG URL carries user:password (sent as Basic auth); the engine echoes
+    # the header it got in a result. Nothing the session shows holds it, in any form.
+    server.script("/search", Reply(200, {"results": []}))
+    ws = WebSearch("searxng", searxng_url=f"http://admin:pw-{CANARY}@{server.url[7:]}")
+    ws.search("warm")
+    header = server.seen[-1].headers.get("authorization", "")  # what the engine was sent
+    assert header.startswith("Basic ")
+    echoed = {"url": "https://a.example/", "title": header, "content": f"you sent {header}"}
+    server.script("/search", Reply(200, {"results": [echoed]}))
+    response = ws.search("echo")
+    for shown in (response.render(), response.model_dump_json(), repr(response)):
+        assert CANARY not in shown
+        assert header.removeprefix("Basic ") not in shown
+
+
+def test_a_key_from_a_secrets_file_is_stripped_and_a_mangled_one_refused() -> None:
+    sent: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200, json={"web": {"results": []}})
+
+    client = httpx.Client(transport=httpx.MockTransport(record))
+    WebSearch("brave", brave_api_key=f"{CANARY}\n", http_client=client).search("q")
+    assert sent[0].headers["x-subscription-token"] == CANARY
+    for mangled in (f"{CANARY}é", f"{CANARY[:10]}\x00{CANARY[10:]}", f"{CANARY}\u200b"):
+        with pytest.raises(ConfigurationError, match="check it was copied whole") as caught:
+            WebSearch("brave", brave_api_key=mangled)
+        assert CANARY[:10] not in chain_text(caught.value)

@@ -187,9 +187,22 @@ class Settings(BaseModel):
         mode="before",
     )
     @classmethod
-    def _blank_key_is_no_key(cls, value: object) -> object:
+    def _key(cls, value: object) -> object:
+        """A key as read from a secrets file or the environment: surrounding whitespace (the
+        file's last newline) is not part of it; blank is no key; a key holding anything but
+        printable ASCII was not copied whole, and is refused (without being repeated)."""
         raw = value.get_secret_value() if isinstance(value, SecretStr) else value
-        return None if isinstance(raw, str) and not raw.strip() else value
+        if not isinstance(raw, str):
+            return value
+        key = raw.strip()
+        if not key:
+            return None
+        if not (key.isascii() and key.isprintable()):
+            raise ValueError(
+                "the key holds characters no API key has (non-ASCII, or control characters): "
+                "check it was copied whole"
+            )
+        return key
 
     @field_validator(
         "searxng_url",

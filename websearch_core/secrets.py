@@ -4,12 +4,18 @@ Our own messages never hold a key. But a provider may echo the request in its er
 its results, and an operator's base URL may carry ``user:password@``. Every text the session
 builds from a provider's answer, every error leaving a public entry point and every log line
 go through ``Redactor.redact``, which replaces each configured secret — in the forms it can
-travel in: as is, percent-encoded, and, for URL credentials, the password and ``user:password``
-— with ``[redacted]``.
+travel in: as is, percent-encoded, base64-encoded (HTTP Basic auth sends ``user:password`` so,
+and an engine may echo it) and, for URL credentials, the password and ``user:password`` —
+with ``[redacted]``.
+
+Base64 is matched wherever the secret sits in an encoded stream: its encoding is taken at each
+of the three byte offsets it can start at, less the characters its neighbours also shape, so
+the part that is the secret's alone is replaced and what is left cannot be decoded back to it.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import weakref
 from collections.abc import Iterable
@@ -64,13 +70,30 @@ class SecretURL(SecretStr):
         return parts._replace(netloc=f"***@{host}").geturl()
 
 
+def _base64_cores(secret: str) -> list[str]:
+    """The base64 characters only ``secret`` decides, at each offset it may start at in an
+    encoded stream, standard and URL-safe alphabets."""
+    raw = secret.encode("utf-8", "surrogatepass")
+    cores: list[str] = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode().rstrip("=")
+        head = (offset * 8 + 5) // 6  # characters a preceding byte shares
+        tail = 1 if (offset + len(raw)) % 3 else 0  # a last character a following byte shares
+        whole = [encoded] if offset == 0 else []  # as itself: the Basic auth credential
+        for core in (*whole, encoded[head : len(encoded) - tail]):
+            if len(core) >= 2 * _MIN_SECRET_CHARS:
+                cores += [core, core.replace("+", "-").replace("/", "_")]
+    return cores
+
+
 class Redactor:
     """Replaces configured secrets in text."""
 
     def __init__(self, secrets: Iterable[str]) -> None:
         forms: set[str] = set()
         for secret in secrets:
-            for form in (secret, quote(secret, safe=""), quote(secret), quote_plus(secret)):
+            plain = (secret, quote(secret, safe=""), quote(secret), quote_plus(secret))
+            for form in (*plain, *_base64_cores(secret)):
                 if len(form) >= _MIN_SECRET_CHARS:
                     forms.add(form)
         # Longest first, so a secret that contains another is replaced whole.
