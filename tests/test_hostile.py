@@ -619,7 +619,10 @@ def test_brave_and_tavily_can_be_aimed_at_a_gateway(server: ScriptedServer) -> N
     )
 
 
-@pytest.mark.parametrize("base_url", ["ftp://gateway", "not a url", "http://gw/?key=1"])
+@pytest.mark.parametrize(
+    "base_url",
+    ["ftp://gateway", "not a url", "http://gw/?key=1", "http://gw:99999/", "http://gw:0/"],
+)
 def test_a_bad_base_url_is_a_configuration_error(base_url: str) -> None:
     with pytest.raises(WebSearchError, match="brave_base_url"):
         WebSearch(brave_api_key=CANARY, brave_base_url=base_url)

@@ -2,17 +2,27 @@
 ``websearch serve``: the HTTP service (``websearch_core/server``).
 
 Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request,
-a refused URL or a configuration problem, 1 for a provider or network failure. A reader that
-stops early (``| head -1``) ends the output quietly, as Unix tools do, with status 141.
+a refused URL or a configuration problem (a port that cannot be listened on among them), 1
+for a provider or network failure, or output that cannot be written (a full disk, a closed
+stdout). A reader that stops early (``| head -1``) ends the output quietly, as Unix tools
+do, with status 141; Ctrl-C ends it at once with 130.
+
+The command (``entry``) ends its process as soon as its answer is out: threads still waiting
+on a search its deadline gave up on (a blocking engine that ignores its timeout, HTTP engines
+cut at the blend's deadline) are not waited for, as the interpreter's exit would.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import math
 import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from websearch_core.errors import (
     ConfigurationError,
@@ -23,11 +33,18 @@ from websearch_core.errors import (
 from websearch_core.models import MAX_COUNT
 from websearch_core.session import CHOICES, WebSearch
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a mistake said in one line (not its usage block), status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="websearch", description="Web search for LLM agents: prints what the model reads."
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -64,13 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         "needs WEBSEARCH_API_KEY",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default: loopback)")
-    serve.add_argument("--port", type=int, default=8080, help="port (default 8080)")
+    serve.add_argument("--port", type=_port, default=8080, help="port (default 8080)")
     for flag, kind, meaning in (
         ("--max-inflight", int, "searches answered at once (default 64); more wait"),
         ("--max-inflight-scrapes", int, "scrapes answered at once (default 64); more wait"),
         ("--max-queued", int, "requests waiting, per lane (default 512); more get 503"),
-        ("--header-timeout", float, "seconds for a request's line and headers (default 10)"),
-        ("--body-timeout", float, "seconds for a request's body (default 10)"),
+        ("--header-timeout", _seconds, "seconds for a request's line and headers (default 10)"),
+        ("--body-timeout", _seconds, "seconds for a request's body (default 10)"),
     ):
         serve.add_argument(flag, type=kind, help=meaning)
     mcp = commands.add_parser(
@@ -78,8 +95,28 @@ def _parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument("--http", action="store_true", help="streamable HTTP instead of stdio")
     mcp.add_argument("--host", default="127.0.0.1", help="with --http: a loopback address")
-    mcp.add_argument("--port", type=int, default=8765, help="with --http: port (default 8765)")
+    mcp.add_argument("--port", type=_port, default=8765, help="with --http: port (default 8765)")
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a port: give 0 to 65535")
+    return port
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a number of seconds above 0")
+    return seconds
 
 
 #: What a shell reports for a process ended by SIGPIPE (128 + 13).
@@ -92,8 +129,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away: point stdout at nothing so the interpreter's final flush
         # does not raise again, and end as a process killed by SIGPIPE would.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return _BROKEN_PIPE
+    except OSError as exc:  # stdout closed, or a full disk (/dev/full)
+        _silence_stdout()
+        why = os.strerror(exc.errno) if exc.errno else type(exc).__name__
+        print(f"websearch: error: the output could not be written ({why})", file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no stdout descriptor at all
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C: end now, as the shell expects (130), without waiting on any thread."""
+    _flush_quietly()
+    os._exit(128 + signal.SIGINT)
+
+
+def _flush_quietly() -> None:
+    for stream in (sys.stdout, sys.stderr):  # None when the process started without one
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+
+
+def entry() -> NoReturn:
+    """The ``websearch`` command: ``main``, then the process ends with its status at once."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _interrupted)
+    status = main()
+    _flush_quietly()
+    os._exit(status)
 
 
 def _emit(result: tuple[int, str | None]) -> int:
@@ -157,6 +227,11 @@ def _run(args: argparse.Namespace) -> tuple[int, str | None]:
         return _serve(args)
     if args.command == "mcp":
         return _mcp(args)
+    if not _writable_stdout():
+        print(
+            "websearch: error: the output could not be written (stdout is closed)", file=sys.stderr
+        )
+        return 1, None
     try:
         with WebSearch(
             args.provider if args.command == "search" else None,
@@ -188,5 +263,20 @@ def _run(args: argparse.Namespace) -> tuple[int, str | None]:
     return 0, response.model_dump_json(indent=2) if args.json else response.render()
 
 
+def _writable_stdout() -> bool:
+    """Whether there is a stdout to write to at all (a search is not worth its cost else)."""
+    if sys.stdout is None:
+        return False
+    try:
+        descriptor = sys.stdout.fileno()
+    except (OSError, ValueError):  # an in-memory stream (a test's, a notebook's): writable
+        return True
+    try:
+        os.fstat(descriptor)
+    except OSError:  # the descriptor is closed
+        return False
+    return True
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

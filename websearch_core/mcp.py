@@ -212,7 +212,10 @@ def run_http(session: WebSearch, host: str = "127.0.0.1", port: int = 8765) -> N
             "use websearch serve"
         )
 
+    from websearch_core.server.run import listening_socket
+
+    sock = listening_socket(host, port)  # a port in use is one line, not uvicorn's traceback
     app = http_app(session, host, port)
     uvicorn.Server(
         uvicorn.Config(app, host=host, port=port, log_config=None, access_log=False)
-    ).run()
+    ).run(sockets=[sock])

@@ -31,6 +31,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -112,7 +113,8 @@ class ServiceLimits:
 
     def __post_init__(self) -> None:
         for name, value in vars(self).items():
-            if (value <= 0 and name != "max_queued") or value < 0:
+            finite = isinstance(value, int | float) and math.isfinite(value)
+            if not finite or (value <= 0 and name != "max_queued") or value < 0:
                 raise ConfigurationError(f"the service's {name} must be above 0, not {value}")
 
 

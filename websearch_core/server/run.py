@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import socket
 from typing import Any
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from websearch_core.errors import ConfigurationError
 from websearch_core.server.app import ServiceLimits, create_app, default_session
 
 __all__ = ["HeadDeadline", "serve"]
@@ -80,13 +82,39 @@ def uvicorn_config(app: Any, host: str, port: int, limits: ServiceLimits) -> uvi
     )
 
 
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host``:``port``, or a ``ConfigurationError`` saying why not (a
+    name that does not resolve, a port in use or not ours to take)."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except (socket.gaierror, UnicodeError, OverflowError) as exc:
+        why = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ConfigurationError(f"cannot listen on {host[:80]!r}: {why}; give an address "
+                                 "such as 127.0.0.1 or 0.0.0.0") from None  # fmt: skip
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port} ({exc.strerror or type(exc).__name__}): choose "
+            "another --port, or stop what holds this one"
+        ) from None
+    return sock
+
+
 def serve(host: str = "127.0.0.1", port: int = 8080, limits: ServiceLimits | None = None) -> None:
     """Run the service until SIGINT or SIGTERM; requests in flight are allowed to finish.
 
-    The session is made before the server starts, so a bad configuration is one
-    ``ConfigurationError`` here rather than a failed start-up inside uvicorn.
+    The session is made and the port bound before the server starts, so a bad configuration
+    or a port in use is one ``ConfigurationError`` here rather than a failed start-up inside
+    uvicorn.
     """
     limits = limits or ServiceLimits()
     session = default_session()
+    sock = listening_socket(host, port)
     app = create_app(lambda: session, limits=limits)
-    uvicorn.Server(uvicorn_config(app, host, port, limits)).run()
+    uvicorn.Server(uvicorn_config(app, host, port, limits)).run(sockets=[sock])
