@@ -4,7 +4,10 @@
 trailing slash and tracking parameters (``utm_*``, ``fbclid``, ``gclid`` …), keeping every
 other parameter in its order, and writes percent-escapes one way. It is for comparing
 links, never for fetching them: the result shows the link an engine gave. Linear in its
-input (splits and set lookups, no regular expression), and total: any string gives a string.
+input (splits and set lookups, no regular expression), total (any string gives a string) and
+idempotent: what it removes from the end of a part (slashes, whitespace, empty or blank
+pairs) is removed together, so no removal exposes another for a second pass (``'0 #'`` once
+became ``'0 '``, and that ``'0'``).
 """
 
 from __future__ import annotations
@@ -74,6 +77,14 @@ def _tracking(name: str) -> bool:
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
 
 
+def _without_trailing(text: str, also: str = "") -> str:
+    """``text`` without the whitespace (and characters of ``also``) it ends with, in one pass."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in also):
+        end -= 1
+    return text[:end]
+
+
 def canonical_url(url: str) -> str:
     """The form two links to the same page share (see the module docstring)."""
     text = url.strip()
@@ -83,11 +94,11 @@ def canonical_url(url: str) -> str:
     except ValueError:  # a malformed IPv6 literal or port: compare it as written
         return text
     scheme = parts.scheme.lower()
-    host = (parts.hostname or "").rstrip(".")
+    host = _without_trailing((parts.hostname or "").strip(), ".")
     if ":" in host:  # an IPv6 literal keeps its brackets
         host = f"[{host}]"
     netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    path = _escapes(parts.path).rstrip("/")
-    pairs = (_escapes(pair) for pair in parts.query.split("&") if pair)
+    path = _without_trailing(_escapes(parts.path), "/")
+    pairs = (_escapes(pair) for pair in parts.query.split("&") if pair.strip())
     kept = [pair for pair in pairs if not _tracking(pair.split("=")[0])]
-    return urlunsplit((scheme, netloc, path, "&".join(kept), ""))
+    return urlunsplit((scheme, netloc, path, _without_trailing("&".join(kept)), "")).strip()
