@@ -897,3 +897,35 @@ def test_an_engines_outcome_follows_its_status_whatever_its_body(
             "results in UTF-8": ("answered", None),
         }.get(body, ("blind", "unreadable answer"))
     assert found == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(snippets=st.lists(st.text(st.sampled_from("ab "), max_size=30), min_size=1, max_size=6))
+def test_a_fused_result_keeps_the_longest_snippet_whichever_engine_gave_it(
+    snippets: list[str],
+) -> None:
+    # The same page from each engine, each with its own snippet: the longest wins (the first
+    # of equals), whatever the engines' order.
+    results = [
+        SearchResult(rank=1, title="T", url="https://a.example/p", snippet=s) for s in snippets
+    ]
+    (fused,) = fuse([(f"engine{i}", [r]) for i, r in enumerate(results)], count=5)
+    assert fused.snippet == max((r.snippet for r in results), key=len)  # the first of equals
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"<html>captcha</html>", b'{"web": ', b"\xff\xfe\xfd"],
+    ids=["a captcha page", "cut JSON", "not text"],
+)
+def test_an_engine_whose_answer_cannot_be_read_is_blind_and_billed(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer, body: bytes
+) -> None:
+    # It answered (HTTP 200): the vendor bills that; it is blind, not down, and its fee is
+    # spent, whatever the reason its body could not be read.
+    brave.script("/res/v1/web/search", Reply(200, body, {"Content-Type": "application/json"}))
+    meter = BudgetMeter()
+    response = blend(brave, mojeek, meter=meter).search("unreadable")
+    assert outcome(response, "brave") == ("blind", "unreadable answer")
+    assert response.usage.paid["brave"] == 1.0
+    assert meter.total_cents == 2.0  # brave's cent and mojeek's

@@ -735,6 +735,19 @@ def test_openrouter_error_inside_http_200_is_a_typed_error(
         session("openrouter", server.url).search("q")
 
 
+def test_openrouter_finish_reason_error_without_an_error_object_is_an_error(
+    server: ScriptedServer,
+) -> None:
+    # The documented answer, its choice marked failed but carrying no error object: the
+    # partial text and its citations are not passed off as an answer.
+    body = documented("openrouter")
+    body["choices"][0]["finish_reason"] = "error"
+    body["choices"][0].pop("error", None)
+    server.script(PATHS["openrouter"], Reply(200, body))
+    with pytest.raises(ProviderResponseError, match=r"while its model ran \(no code given\)"):
+        session("openrouter", server.url).search("q", include_answer=True)
+
+
 def test_openrouter_sends_one_domain_list_as_the_server_tool(server: ScriptedServer) -> None:
     server.script(PATHS["openrouter"], Reply(200, documented("openrouter")))
     ws = session("openrouter", server.url)

@@ -160,8 +160,8 @@ async def test_a_failing_search_does_not_take_the_server_down(
 
 def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
     """Drive the server by hand and read every byte it writes to stdout: each line must be a
-    JSON-RPC message, including around a failing search that logs."""
-    engines.down.add("brave")
+    JSON-RPC message, around searches and fetches that log (at INFO, so that there are log
+    lines to misplace) and fail."""
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -172,10 +172,12 @@ def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
          "params": {"name": "web_search", "arguments": {"query": "logs somewhere"}}},
         {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
          "params": {"name": "web_fetch", "arguments": {"url": "http://169.254.169.254/"}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+         "params": {"name": "web_fetch", "arguments": {"url": f"{engines.url}/pages/logged"}}},
     ]  # fmt: skip
     process = subprocess.Popen(
         COMMAND,
-        env=environment(engines),
+        env={**environment(engines), "WEBSEARCH_LOG_LEVEL": "INFO"},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -188,7 +190,7 @@ def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
     answered: dict[int, dict[str, Any]] = {}
     lines: list[bytes] = []
     deadline = time.monotonic() + 60
-    while len(answered) < 4 and time.monotonic() < deadline:
+    while len(answered) < 5 and time.monotonic() < deadline:
         line = process.stdout.readline()
         if not line:
             break
@@ -202,9 +204,13 @@ def test_stdout_holds_protocol_messages_only(engines: FakeEngines) -> None:
     rest, errors = process.stdout.read(), process.stderr.read()
     process.wait(timeout=30)
     assert rest == b""  # nothing after the last answer either
-    assert sorted(answered) == [1, 2, 3, 4]
-    assert answered[3]["result"]["isError"] is True
+    assert sorted(answered) == [1, 2, 3, 4, 5]
+    assert answered[3]["result"]["isError"] is False  # a search that logs its line
     assert answered[4]["result"]["isError"] is True
+    assert answered[5]["result"]["isError"] is False
+    # There were log lines to put on stdout, and they all went to stderr.
+    assert b"websearch_core search provider=brave" in errors
+    assert b"websearch_core fetch url=" in errors
     assert b"fake-brave-key" not in b"".join(lines) + errors
 
 

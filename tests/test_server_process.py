@@ -7,6 +7,7 @@ headers and slow clients, loaded with hundreds of concurrent requests, and stopp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ from tests.support.fake_engines import FakeEngines, fake_engines, result_url
 from tests.support.http_server import Reply, ScriptedServer, scripted_server
 from tests.support.service import Service, run_service
 from websearch_core import AuthenticationError, WebSearch
+from websearch_core.server import ServiceLimits, create_app
 
 KEY = "process-key-9f8e7d6c5b4a"
 SEARCH = {"X-API-Key": KEY}
@@ -339,6 +341,82 @@ def test_gates_over_the_wire_and_the_key_never_logged(engines: FakeEngines) -> N
     lines = [line for line in lines if line["route"] != "/healthz"]  # the start-up polls
     assert len(lines) == 10  # one line per request, and only one
     assert [line["status"] for line in lines].count(401) == 9
+
+
+def test_an_empty_key_admits_nobody_over_the_wire(engines: FakeEngines) -> None:
+    # A key header that is there but empty is no key (401); a key configured as the empty
+    # string is no key configured (503): neither may ever match an empty credential.
+    empties = [{"X-API-Key": ""}, {"Authorization": "Bearer"}, {"Authorization": ""},
+               {"X-API-Key": "", "Authorization": "Bearer"}]  # fmt: skip
+    with run_service({**engines.environment(), "WEBSEARCH_API_KEY": KEY}) as keyed:
+        for headers in empties:
+            for path in ("/v1/websearch", "/v1/websearch/search?q=a&format=json", "/v2/scrape"):
+                reply = httpx.post(keyed.url + path, json={"query": "a"}, headers=headers)
+                assert reply.status_code == 401, (headers, path)
+    for unset in ("", "   ", "\n"):
+        with run_service({**engines.environment(), "WEBSEARCH_API_KEY": unset}) as keyless:
+            for headers in [*empties, SEARCH, BEARER]:
+                for path in ("/v1/websearch", "/v2/scrape"):
+                    reply = httpx.post(keyless.url + path, json={"query": "a"}, headers=headers)
+                    assert reply.status_code == 503, (repr(unset), headers, path)
+
+
+@contextlib.contextmanager
+def in_thread(app: Any) -> Iterator[str]:
+    """The app under a real uvicorn on a loopback socket, in this process (a principal hook
+    is Python: it cannot be handed to a ``websearch serve`` process)."""
+    import uvicorn
+
+    from websearch_core.server.run import uvicorn_config
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn_config(app, "127.0.0.1", port, ServiceLimits()))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@pytest.mark.parametrize("vouches", ["", None, 0, "   "[:0], False, b"alice"])
+def test_a_principal_hook_that_vouches_for_nobody_admits_nobody(
+    engines: FakeEngines, vouches: object
+) -> None:
+    # Only a non-empty name admits; anything else falls back to the key.
+    app = create_app(lambda: engines.blend(convert_workers=0), api_key=KEY,
+                     principal=lambda request: vouches)  # fmt: skip
+    with in_thread(app) as url:
+        refused = httpx.post(f"{url}/v1/websearch", json={"query": "who"})
+        keyed = httpx.post(f"{url}/v1/websearch", json={"query": "who"}, headers=SEARCH)
+    assert refused.status_code == 401
+    assert keyed.status_code == 200
+
+
+def test_a_chunked_scrape_body_past_the_cap_is_refused(service: Service) -> None:
+    # No Content-Length to refuse up front: the body is counted as it arrives.
+    def chunks() -> Iterator[bytes]:
+        yield b'{"url": "https://a.example/", "pad": "'
+        for _ in range(40):
+            yield b"x" * 65_536  # 2.5 MiB in all, over the 1 MiB cap
+        yield b'"}'
+
+    reply = httpx.post(f"{service.url}/v2/scrape", content=chunks(),
+                       headers={**BEARER, "Content-Type": "application/json"})  # fmt: skip
+    assert reply.status_code == 200
+    assert reply.json()["success"] is False
+    assert "over 1,048,576 bytes" in reply.json()["error"]
+    search = httpx.post(f"{service.url}/v1/websearch", content=chunks(),
+                        headers={**SEARCH, "Content-Type": "application/json"})  # fmt: skip
+    assert search.status_code == 400
+    assert "over 1,048,576 bytes" in search.json()["error"]["message"]
 
 
 # -- SSRF -----------------------------------------------------------------------------------

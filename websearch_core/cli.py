@@ -202,8 +202,14 @@ def _serve(args: argparse.Namespace) -> tuple[int, str | None]:
 
 
 def _mcp(args: argparse.Namespace) -> tuple[int, str | None]:
-    # stdout belongs to the protocol on stdio: every log line goes to stderr.
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(message)s")
+    # stdout belongs to the protocol on stdio: every log line goes to stderr, at
+    # WEBSEARCH_LOG_LEVEL (WARNING unless set: the core's INFO lines carry queries and URLs).
+    level = os.environ.get("WEBSEARCH_LOG_LEVEL", "").strip().upper() or "WARNING"
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        print("websearch: error: WEBSEARCH_LOG_LEVEL must be DEBUG, INFO, WARNING or ERROR",
+              file=sys.stderr)  # fmt: skip
+        return 2, None
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(name)s %(message)s")
     try:
         import anyio
 

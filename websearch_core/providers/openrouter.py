@@ -145,10 +145,11 @@ class OpenRouterProvider(GroundedProvider):
             return AuthenticationError(self.name, code)
         if isinstance(code, int) and (code >= 500 or code == 408):
             return ProviderUnavailableError(self.name, f"the model failed (code {code})")
+        said = "no code given" if code is None else f"code {one_line(str(code))[:40]}"
         return ProviderResponseError(
             self.name,
-            f"{self.name} reported an error while its model ran (code "
-            f"{one_line(str(code))[:40]}): try again or use another provider",
+            f"{self.name} reported an error while its model ran ({said}): try again or use "
+            "another provider",
         )
 
     def error_for(self, response: httpx.Response) -> ProviderError | None:
