@@ -184,6 +184,43 @@ def test_a_worker_killed_while_converting_fails_only_that_page(
         workers.close()
 
 
+def test_a_worker_killed_mid_conversion_fails_only_its_page_in_an_async_batch(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The third page's worker is stopped and killed once the page is in its pipe: that page
+    # is a FetchError in its place; the batch goes on and every other page is read.
+    urls = serve_articles(server, 6)
+    handed: list[str] = []
+    real_send = _Worker.send
+
+    def send_then_kill_on_the_third(worker: _Worker, *args: Any) -> None:
+        url = args[1][-1]  # the call's arguments end with the page's URL
+        if url.endswith("/p/2"):
+            os.kill(worker.process.pid, signal.SIGSTOP)
+            real_send(worker, *args)
+            os.kill(worker.process.pid, signal.SIGKILL)
+        else:
+            real_send(worker, *args)
+        handed.append(url)
+
+    monkeypatch.setattr(_Worker, "send", send_then_kill_on_the_third)
+    with session(convert_workers=1, fetch_concurrency=1) as ws:
+        ws._converters.wait_for_start = True
+
+        async def read() -> list[tuple[str, Page | WebSearchError]]:
+            return [pair async for pair in ws.afetch_many(urls, concurrency=1)]
+
+        outcomes = asyncio.run(read())
+    assert [url for url, _ in outcomes] == urls
+    lost = [outcome for url, outcome in outcomes if url.endswith("/p/2")]
+    assert len(lost) == 1
+    assert isinstance(lost[0], FetchError)
+    assert "worker converting it stopped" in str(lost[0])
+    others = [outcome for url, outcome in outcomes if not url.endswith("/p/2")]
+    assert all(isinstance(page, Page) and page.ok for page in others)
+    assert any(url.endswith("/p/2") for url in handed)  # it did reach a worker
+
+
 def test_close_stops_the_workers(server: ScriptedServer) -> None:
     urls = serve_articles(server, 6)
     ws = on_workers()
@@ -424,6 +461,8 @@ def test_robots_txt_status_decides_for_the_whole_site(
         ("User-agent: *\nAllow: /\nDisallow: /private\n", "/private/a", False),  # longest
         ("User-agent: *\nDisallow: /\nAllow: /public\n", "/public/a", True),
         ("User-agent: *\nDisallow: /a\nAllow: /a\n", "/a/b", True),  # a tie: Allow
+        ("User-agent: *\nAllow: /a\nDisallow: /a\n", "/a/b", True),  # whichever comes first
+        ("User-agent: *\nDisallow: /a*\nAllow: /a$\n", "/a", True),  # equal lengths again
         ("User-agent: *\nDisallow: /*.pdf$\n", "/docs/x.pdf", False),
         ("User-agent: *\nDisallow: /*.pdf$\n", "/docs/x.pdf?download=1", True),
         ("User-agent: *\nDisallow: /*/private\n", "/a/private/b", False),
@@ -598,6 +637,11 @@ def test_crawl_delay_spaces_requests_to_the_site(server: ScriptedServer) -> None
         assert time.monotonic() - started >= 1.9  # two gaps of a second
 
 
+@pytest.mark.parametrize(("written", "read"), [("3600", 30.0), ("30", 30.0), ("29.5", 29.5)])
+def test_a_crawl_delay_is_read_up_to_its_cap(written: str, read: float) -> None:
+    assert RobotsRules.parse(f"User-agent: *\nCrawl-delay: {written}\n").crawl_delay == read
+
+
 # -- per-host limits ------------------------------------------------------------------------
 
 
@@ -616,6 +660,49 @@ def test_per_host_concurrency_limits_requests_at_once(server: ScriptedServer) ->
         async_elapsed = time.monotonic() - started
     assert sync_elapsed >= 0.85
     assert async_elapsed >= 0.85
+
+
+class _Gauge:
+    """A page server that counts the requests it is answering at once."""
+
+    def __init__(self) -> None:
+        self.now = self.most = 0
+        self._lock = threading.Lock()
+        gauge = self
+
+        def handler(conn: socket.socket) -> None:
+            while read_request(conn):
+                with gauge._lock:
+                    gauge.now += 1
+                    gauge.most = max(gauge.most, gauge.now)
+                time.sleep(0.15)  # long enough for every slot to fill, if it could
+                with gauge._lock:
+                    gauge.now -= 1
+                page = article(1)
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                    + f"Content-Length: {len(page)}\r\n\r\n".encode()
+                    + page
+                )
+
+        self.handler = handler
+
+
+@pytest.mark.parametrize("way", ["threads", "event loop"])
+def test_per_host_concurrency_is_never_exceeded(way: str) -> None:
+    gauge = _Gauge()
+    with raw_server(gauge.handler) as running:
+        urls = [f"{running.url}/p/{i}" for i in range(10)]
+        with session(per_host_concurrency=2, bulk_robots=False) as ws:
+            if way == "threads":
+                pages_of(list(ws.fetch_many(urls, concurrency=10)))
+            else:
+
+                async def read() -> None:
+                    pages_of([pair async for pair in ws.afetch_many(urls, concurrency=10)])
+
+                asyncio.run(read())
+    assert gauge.most == 2  # never more, and the limit was reached: the test can tell
 
 
 def test_per_host_rate_spaces_request_starts(server: ScriptedServer) -> None:
