@@ -1,13 +1,14 @@
 """Mutation testing of the modules that carry the package's promises (not run in CI: hours).
 
-Each target is a module and the tests that guard its promise. cosmic-ray rewrites the module
-one small mutation at a time (a comparison flipped, a constant changed, a branch removed …),
-runs those tests, and records whether they failed ("killed") or passed ("survived"). A
-survivor is a behaviour no test pins down: it gets a test, or an explanation.
+Each target is a module and the tests that guard its promise. cosmic-ray (in the dev extra)
+rewrites the module one small mutation at a time (a comparison flipped, a constant changed, a
+branch removed …), runs those tests, and records whether they failed ("killed") or passed
+("survived"). A survivor is a behaviour no test pins down: it gets a test, or an explanation.
 
-    .venv/bin/pip install cosmic-ray
+    bash scripts/test.sh -x -q tests/test_blend.py     # once: the venv, with the dev extra
+    .venv/bin/python scripts/mutation.py --list        # the targets, and what guards each
     .venv/bin/python scripts/mutation.py                # every target, one after another
-    .venv/bin/python scripts/mutation.py jail render    # some of them
+    .venv/bin/python scripts/mutation.py jail gates     # some of them
     .venv/bin/python scripts/mutation.py --recheck SESSIONS_DIR jail   # survivors, again
 
 It edits the module files in place while it runs (and restores them after each mutant): run
@@ -31,7 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / ".mutation"
-PYTEST = "python -m pytest -x -q -p no:cacheprovider -p no:randomly"
+#: The tools of the interpreter running this script (the venv's), whether or not it is active.
+BIN = Path(sys.executable).parent
+PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly"
 
 #: module -> the tests that guard its promise, and a -k filter (empty: all of them), chosen so
 #: that each mutant runs in seconds. The slow property tests are left out but for the fence.
@@ -78,6 +81,64 @@ TARGETS: dict[str, tuple[str, str, str]] = {
         "redirect or deadline or trickl or refus or loop or timeout or html or memo or proxy "
         "or timings or limits or close or ceiling or 3xx or connect or certificate or hop",
     ),
+    # -- the newest modules: the blend, the service, the grounded vendors, bulk reading ------
+    "blend": (
+        "websearch_core/blend.py",
+        "tests/test_blend.py",
+        "not burst and not cancelled and not hung",
+    ),
+    "canonical": ("websearch_core/canonical.py", "tests/test_blend.py", "canonical or tracking"),
+    "gates": (
+        "websearch_core/server/gates.py",
+        "tests/test_server.py tests/test_server_process.py",
+        "key or gate or principal or bearer or vouches or credential",
+    ),
+    "service": (
+        "websearch_core/server/app.py",
+        "tests/test_server.py",
+        "",
+    ),
+    "searxng-door": (
+        "websearch_core/server/searxng.py",
+        "tests/test_server.py",
+        "searxng",
+    ),
+    "firecrawl-door": (
+        "websearch_core/server/firecrawl.py",
+        "tests/test_server.py",
+        "firecrawl or scrape",
+    ),
+    "anthropic": ("websearch_core/providers/anthropic.py", "tests/test_grounded.py", "anthropic"),
+    "openai": ("websearch_core/providers/openai.py", "tests/test_grounded.py", "openai"),
+    "gemini": ("websearch_core/providers/gemini.py", "tests/test_grounded.py", "gemini"),
+    "openrouter": (
+        "websearch_core/providers/openrouter.py",
+        "tests/test_grounded.py",
+        "openrouter",
+    ),
+    "mcp": ("websearch_core/mcp.py", "tests/test_mcp.py", ""),
+    "robots": ("websearch_core/robots.py", "tests/test_bulk.py", "robots or crawl"),
+    "politeness": (
+        "websearch_core/politeness.py",
+        "tests/test_bulk.py",
+        "per_host or crawl or early",
+    ),
+    "workers": ("websearch_core/workers.py", "tests/test_bulk.py", "worker or close or convert"),
+    "bulkheads": (
+        "websearch_core/bulkheads.py",
+        "tests/test_blend.py tests/test_ddgs.py",
+        "starves or slot or lane or blocking or client or cut_off",
+    ),
+    "transport": (
+        "websearch_core/transport.py",
+        "tests/test_transport.py",
+        "",
+    ),
+    "bounds": (
+        "websearch_core/extract/bounds.py",
+        "tests/test_hostile.py tests/test_extract.py",
+        "hostile or budget or nested or deep or flood or input",
+    ),
 }
 
 
@@ -119,7 +180,7 @@ def _config(name: str, module: str, tests: str) -> Path:
 def _survivors(session: Path) -> list[tuple[str, str, int, str]]:
     """(module, operator, occurrence, where) of each mutant that survived in ``session``."""
     dump = subprocess.run(
-        ["cosmic-ray", "dump", str(session)], capture_output=True, text=True, check=True
+        [str(BIN / "cosmic-ray"), "dump", str(session)], capture_output=True, text=True, check=True
     ).stdout
     found = []
     for line in dump.splitlines():
@@ -144,7 +205,7 @@ def recheck(sessions: Path, name: str) -> list[str]:
     command = [*PYTEST.split(), *shlex.split(tests)] + (["-k", keywords] if keywords else [])
     still = []
     for path, operator, occurrence, where in _survivors(sessions / f"{name}.sqlite"):
-        _run("cosmic-ray", "apply", path, operator, str(occurrence))
+        _run(str(BIN / "cosmic-ray"), "apply", path, operator, str(occurrence))
         try:
             outcome = subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
         finally:
@@ -160,7 +221,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"some of: {', '.join(TARGETS)}")
     parser.add_argument("--recheck", type=Path, help="re-test the survivors recorded here")
+    parser.add_argument("--list", action="store_true", help="list the targets and stop")
     args = parser.parse_args()
+    if args.list:
+        for name, (module, tests, keywords) in TARGETS.items():
+            print(f"{name:15} {module}  <-  {tests}" + (f"  -k {keywords!r}" if keywords else ""))
+        return 0
+    if not (BIN / "cosmic-ray").exists():
+        parser.error(f"cosmic-ray is not installed beside {sys.executable}: install the dev extra")
     unknown = set(args.targets) - set(TARGETS)
     if unknown:
         parser.error(f"unknown target(s): {', '.join(sorted(unknown))}")
@@ -179,12 +247,12 @@ def main() -> int:
         log = OUT / f"{name}.log"
         session.unlink(missing_ok=True)
         print(f"== {name}: {module}", flush=True)
-        _run("cosmic-ray", "init", str(config), str(session), log=log)
-        _run("cr-filter-operators", str(session), str(config), log=log)
-        _run("cosmic-ray", "baseline", str(config), log=log)
-        _run("cosmic-ray", "exec", str(config), str(session), log=log)
+        _run(str(BIN / "cosmic-ray"), "init", str(config), str(session), log=log)
+        _run(str(BIN / "cr-filter-operators"), str(session), str(config), log=log)
+        _run(str(BIN / "cosmic-ray"), "baseline", str(config), log=log)
+        _run(str(BIN / "cosmic-ray"), "exec", str(config), str(session), log=log)
         report = subprocess.run(
-            ["cr-report", "--show-diff", "--surviving-only", str(session)],
+            [str(BIN / "cr-report"), "--show-diff", "--surviving-only", str(session)],
             cwd=ROOT,
             capture_output=True,
             text=True,
