@@ -90,8 +90,8 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def asleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr("websearch_core.http.time.sleep", slept.append)
-    monkeypatch.setattr("websearch_core.http.anyio.sleep", asleep)
+    monkeypatch.setattr("websearch_core.http._sleep", slept.append)
+    monkeypatch.setattr("websearch_core.http._asleep", asleep)
     return slept
 
 

@@ -92,6 +92,12 @@ def error_for_status(provider: HttpProvider, response: httpx.Response) -> Provid
     )
 
 
+# The waits before a retry, by name: tests record them here instead of patching the process's
+# own ``time.sleep`` (which every other thread of the test run would then stop sleeping in).
+_sleep = time.sleep
+_asleep = anyio.sleep
+
+
 def _transport_error(
     provider: HttpProvider, exc: httpx.TransportError, timeout: float
 ) -> ProviderError:
@@ -207,7 +213,7 @@ def send(
             wait = _retry_wait(response, attempt, cap, deadline)
             if wait < 0:
                 raise error_for_status(provider, response)
-            time.sleep(wait)
+            _sleep(wait)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -251,7 +257,7 @@ async def asend(
                 wait = _retry_wait(response, attempt, cap, deadline)
                 if wait < 0:
                     raise error_for_status(provider, response)
-                await anyio.sleep(wait)
+                await _asleep(wait)
     except TimeoutError:
         raise ProviderUnavailableError(provider.name, f"no answer within {seconds:g} s") from None
     raise AssertionError("unreachable")  # pragma: no cover
