@@ -77,17 +77,33 @@ def _tracking(name: str) -> bool:
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
 
 
+def _edge(character: str) -> bool:
+    """What neither end of a canonical URL holds: whitespace, and the C0 controls and space
+    that ``urlsplit`` itself strips from the front (WHATWG's "C0 control or space")."""
+    return character.isspace() or character <= " "
+
+
+def _trimmed(text: str) -> str:
+    start, end = 0, len(text)
+    while start < end and _edge(text[start]):
+        start += 1
+    while end > start and _edge(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
 def _without_trailing(text: str, also: str = "") -> str:
-    """``text`` without the whitespace (and characters of ``also``) it ends with, in one pass."""
+    """``text`` without what it ends with of ``_edge`` characters (and of ``also``), in one
+    pass."""
     end = len(text)
-    while end and (text[end - 1].isspace() or text[end - 1] in also):
+    while end and (_edge(text[end - 1]) or text[end - 1] in also):
         end -= 1
     return text[:end]
 
 
 def canonical_url(url: str) -> str:
     """The form two links to the same page share (see the module docstring)."""
-    text = url.strip()
+    text = _trimmed(url)
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -99,6 +115,6 @@ def canonical_url(url: str) -> str:
         host = f"[{host}]"
     netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
     path = _without_trailing(_escapes(parts.path), "/")
-    pairs = (_escapes(pair) for pair in parts.query.split("&") if pair.strip())
+    pairs = (_escapes(pair) for pair in parts.query.split("&") if _trimmed(pair))
     kept = [pair for pair in pairs if not _tracking(pair.split("=")[0])]
-    return urlunsplit((scheme, netloc, path, _without_trailing("&".join(kept)), "")).strip()
+    return _trimmed(urlunsplit((scheme, netloc, path, _without_trailing("&".join(kept)), "")))
