@@ -368,7 +368,7 @@ def prepare_httpx(urls: list[str], concurrency: int) -> Runner:
 
 def _package_session() -> Any:
     from websearch_core import WebSearch
-    from websearch_core.jail import JailPolicy
+    from websearch_core.net.jail import JailPolicy
 
     # The default policy refuses loopback; the operator lane lets the benchmark reach its
     # own server while every other jail check still runs.

@@ -39,7 +39,7 @@ PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:randomly"
 #: module -> the tests that guard its promise, and a -k filter (empty: all of them), chosen so
 #: that each mutant runs in seconds. The slow property tests are left out but for the fence.
 TARGETS: dict[str, tuple[str, str, str]] = {
-    "jail": ("websearch_core/jail.py", "tests/test_jail.py", ""),
+    "jail": ("websearch_core/net/jail.py", "tests/test_jail.py", ""),
     "render": (
         "websearch_core/render.py",
         "tests/test_render.py tests/test_fetch.py tests/test_properties.py",
@@ -51,32 +51,32 @@ TARGETS: dict[str, tuple[str, str, str]] = {
         "clean_text or one_line or control or fence",
     ),
     "routing": (
-        "websearch_core/routing.py",
+        "websearch_core/search/routing.py",
         "tests/test_routing.py tests/test_hostile.py",
         "not hostile or site_rewrite or domains or not_a_name",
     ),
     "retry": (
-        "websearch_core/http.py",
+        "websearch_core/providers/send.py",
         "tests/test_retry.py tests/test_brave.py tests/test_tavily.py tests/test_hostile.py",
         "not hostile or endless or gzip_bomb or encodings or search_deadline or echo",
     ),
     "secrets": (
-        "websearch_core/secrets.py",
+        "websearch_core/redact.py",
         "tests/test_secrets.py tests/test_hostile.py",
         "not hostile or echo or credential or secret or redact",
     ),
     "body": (
-        "websearch_core/body.py",
+        "websearch_core/net/body.py",
         "tests/test_body.py tests/test_fetch.py tests/test_hostile.py",
         "body or bomb or ceiling or endless or deflate or gzip or corrupt or encoding or plain",
     ),
     "deadline": (
-        "websearch_core/deadline.py",
+        "websearch_core/net/deadline.py",
         "tests/test_deadline.py tests/test_hostile.py",
         "deadline or trickl or tls or slow_hops",
     ),
     "fetch": (
-        "websearch_core/fetch.py",
+        "websearch_core/fetch/fetcher.py",
         "tests/test_fetch.py tests/test_transport.py tests/test_hostile.py",
         "redirect or deadline or trickl or refus or loop or timeout or html or memo or proxy "
         "or timings or limits or close or ceiling or 3xx or connect or certificate or hop",
@@ -117,20 +117,24 @@ TARGETS: dict[str, tuple[str, str, str]] = {
         "openrouter",
     ),
     "mcp": ("websearch_core/mcp.py", "tests/test_mcp.py", ""),
-    "robots": ("websearch_core/robots.py", "tests/test_bulk.py", "robots or crawl"),
+    "robots": ("websearch_core/fetch/robots.py", "tests/test_bulk.py", "robots or crawl"),
     "politeness": (
-        "websearch_core/politeness.py",
+        "websearch_core/fetch/politeness.py",
         "tests/test_bulk.py",
         "per_host or crawl or early",
     ),
-    "workers": ("websearch_core/workers.py", "tests/test_bulk.py", "worker or close or convert"),
+    "workers": (
+        "websearch_core/fetch/workers.py",
+        "tests/test_bulk.py",
+        "worker or close or convert",
+    ),
     "bulkheads": (
-        "websearch_core/bulkheads.py",
+        "websearch_core/search/bulkheads.py",
         "tests/test_blend.py tests/test_ddgs.py",
         "starves or slot or lane or blocking or client or cut_off",
     ),
     "transport": (
-        "websearch_core/transport.py",
+        "websearch_core/net/transport.py",
         "tests/test_transport.py",
         "",
     ),

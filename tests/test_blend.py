@@ -44,9 +44,9 @@ from websearch_core.blend import (
     Fees,
     fuse,
 )
-from websearch_core.bulkheads import SLOTS
 from websearch_core.canonical import canonical_url
 from websearch_core.providers.ddgs import text_backends
+from websearch_core.search.bulkheads import SLOTS
 
 BACKENDS = text_backends()
 MOJEEK_KEY = "canary-mojeek-key-d41d8cd98f00b204"

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from websearch_core.body import _UNDECIDED_MAX, BoundedBody, read_bounded
-from websearch_core.deadline import deadline_scope
 from websearch_core.errors import FetchError
+from websearch_core.net.body import _UNDECIDED_MAX, BoundedBody, read_bounded
+from websearch_core.net.deadline import deadline_scope
 
 TEXT = bytes(range(256)) * 40  # 10,240 bytes that do not compress to nothing
 

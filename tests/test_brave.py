@@ -33,7 +33,7 @@ def test_brave_invalid_token_is_an_authentication_error() -> None:
 @pytest.mark.vcr
 def test_brave_rate_limit_then_success(monkeypatch: pytest.MonkeyPatch) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("websearch_core.http._sleep", slept.append)
+    monkeypatch.setattr("websearch_core.providers.send._sleep", slept.append)
     response = WebSearch("brave", brave_api_key=BRAVE_KEY).search("python frameworks", count=3)
     assert len(response.results) == 3
     assert slept == [2.0]  # the cassette's Retry-After, which is not the default wait

@@ -46,9 +46,9 @@ from websearch_core.bulk import (
     fetch_batch,
 )
 from websearch_core.documents import document_id
-from websearch_core.jail import JailPolicy
-from websearch_core.robots import MAX_RULES, RobotsRules
-from websearch_core.workers import ConversionWorkers, _Worker
+from websearch_core.fetch.robots import MAX_RULES, RobotsRules
+from websearch_core.fetch.workers import ConversionWorkers, _Worker
+from websearch_core.net.jail import JailPolicy
 
 LOOPBACK = JailPolicy(allow_private=True)
 REPO = Path(__file__).resolve().parent.parent
@@ -257,7 +257,7 @@ def test_a_script_without_a_main_guard_runs_its_top_level_once(
         textwrap.dedent(
             f"""
             from websearch_core import WebSearch
-            from websearch_core.jail import JailPolicy
+            from websearch_core.net.jail import JailPolicy
             print("TOP LEVEL RAN", flush=True)
             ws = WebSearch(fetch_policy=JailPolicy(allow_private=True), convert_workers=2)
             ws._converters.wait_for_start = True

@@ -17,7 +17,7 @@ import pytest
 
 from tests.support.http_server import Reply, ScriptedServer
 from websearch_core import JailPolicy, WebSearch
-from websearch_core.deadline import bounded_timeout, deadline_scope, seconds_left
+from websearch_core.net.deadline import bounded_timeout, deadline_scope, seconds_left
 
 
 def test_outside_any_scope_a_step_keeps_its_own_timeout() -> None:

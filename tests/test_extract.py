@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_core import extract
-from websearch_core.content import convert
 from websearch_core.extract import ExtractedDocument
+from websearch_core.fetch.content import convert
 
 FIXTURES = Path(__file__).parent / "fixtures" / "extract"
 BASE = "https://news.example.org/section/story.html"
@@ -413,7 +413,7 @@ def test_a_byline_is_shown_once_whatever_its_language_or_form(
         + "A paragraph of article text, long enough to count. " * 8
         + "</p></article></body></html>"
     )
-    from websearch_core.content import convert
+    from websearch_core.fetch.content import convert
 
     header = convert(html.encode(), "text/html", "https://example.com/").content.split("\n\n")
     about = [part for part in header[1:2] if not part.startswith("A paragraph")]

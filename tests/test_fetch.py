@@ -31,8 +31,8 @@ from websearch_core import (
     WebSearch,
 )
 from websearch_core.config import Settings
-from websearch_core.fetch import FetchLimits
-from websearch_core.jail import JailPolicy
+from websearch_core.fetch.fetcher import FetchLimits
+from websearch_core.net.jail import JailPolicy
 from websearch_core.render import FENCE_END, FENCE_NOTE
 
 LOOPBACK = JailPolicy(allow_private=True)

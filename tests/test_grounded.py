@@ -47,10 +47,10 @@ from websearch_core import (
 )
 from websearch_core.cli import main
 from websearch_core.models import AnswerCitation, SearchRequest
+from websearch_core.net.transport import JailedTransport
 from websearch_core.providers.anthropic import MAX_CONTINUATIONS
 from websearch_core.providers.gemini import characters, time_range
 from websearch_core.render import cited_answer
-from websearch_core.transport import JailedTransport
 
 FIXTURES = Path(__file__).parent / "fixtures" / "documented"
 VENDORS = ("anthropic", "openai", "gemini", "openrouter")

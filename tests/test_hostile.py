@@ -704,7 +704,7 @@ def test_an_unforeseen_exception_is_an_internal_error_with_a_redacted_log(
     def broken(*args: object, **kwargs: object) -> object:
         raise KeyError(f"internal state with {CANARY}")
 
-    monkeypatch.setattr("websearch_core.fetch.convert", broken)
+    monkeypatch.setattr("websearch_core.fetch.fetcher.convert", broken)
     server.script("/ok", Reply(200, b"fine", {"Content-Type": "text/plain"}))
     ws = session(brave_api_key=CANARY)
     with pytest.raises(InternalError, match=r"fetch failed unexpectedly \(KeyError\)") as caught:
@@ -851,10 +851,10 @@ _HOSTILE_PAGES = {
 
 _MEASURE = """
 import resource, sys, time
-from websearch_core.content import convert
-from websearch_core.fetch import Fetched
-from websearch_core.jail import DEFAULT, parse_url
-from websearch_core.scrape import scrape, scrape_options
+from websearch_core.fetch.content import convert
+from websearch_core.fetch.fetcher import Fetched
+from websearch_core.net.jail import DEFAULT, parse_url
+from websearch_core.fetch.scrape import scrape, scrape_options
 body = sys.stdin.buffer.read()[:2_000_000]
 url = "https://example.com/" + "p" * 1_000 + "/"
 target = parse_url(url, DEFAULT)

@@ -1,4 +1,4 @@
-"""The URL jail refuses every spelling of an address a model must not reach (websearch_core.jail).
+"""The URL jail refuses every spelling of an address a model must not reach (``net.jail``).
 
 One parametrized test per attack class. Everything here is pure: no DNS, no sockets beyond
 ``socket.inet_aton``, which is a parser.
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from websearch_core import ConfigurationError, WebSearch
 from websearch_core.errors import FetchError, URLRefusedError, WebSearchError
-from websearch_core.jail import (
+from websearch_core.net.jail import (
     DEFAULT,
     JailPolicy,
     Target,

@@ -41,12 +41,12 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from websearch_core import URLRefusedError
-from websearch_core.content import _PAGE_CODECS, convert, decode_text
 from websearch_core.domains import normalise_domain
 from websearch_core.extract import ExtractMode, extract
 from websearch_core.extract.nesting import flatten
-from websearch_core.jail import MAX_URL_CHARS, JailPolicy, Target, is_public, parse_url
+from websearch_core.fetch.content import _PAGE_CODECS, convert, decode_text
 from websearch_core.models import Page
+from websearch_core.net.jail import MAX_URL_CHARS, JailPolicy, Target, is_public, parse_url
 from websearch_core.render import _QUOTED, FENCE_END, FENCE_NOTE, fence_skeleton
 from websearch_core.text import clean_text, one_line, strip_controls
 

@@ -126,7 +126,7 @@ def _serve_hosts_from(port: int, ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
         return context
 
     monkeypatch.setattr("websearch_core.session.system_resolver", resolve)
-    monkeypatch.setattr("websearch_core.transport._ssl_context", trusting)
+    monkeypatch.setattr("websearch_core.net.transport._ssl_context", trusting)
     for backend in (httpcore.SyncBackend, httpcore.AnyIOBackend):
         monkeypatch.setattr(backend, "connect_tcp", redirected(backend.connect_tcp))
 

@@ -24,7 +24,7 @@ from websearch_core import (
     RateLimitedError,
     WebSearch,
 )
-from websearch_core.http import DEFAULT_RETRY_WAIT, retry_after_seconds, retry_delay
+from websearch_core.providers.send import DEFAULT_RETRY_WAIT, retry_after_seconds, retry_delay
 
 OK = Reply(
     200, {"query": "q", "results": [{"title": "T", "url": "https://e.org/", "content": "c"}]}
@@ -90,8 +90,8 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def asleep(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr("websearch_core.http._sleep", slept.append)
-    monkeypatch.setattr("websearch_core.http._asleep", asleep)
+    monkeypatch.setattr("websearch_core.providers.send._sleep", slept.append)
+    monkeypatch.setattr("websearch_core.providers.send._asleep", asleep)
     return slept
 
 

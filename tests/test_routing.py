@@ -25,7 +25,8 @@ from websearch_core import (
 from websearch_core.errors import FetchError
 from websearch_core.models import SearchRequest
 from websearch_core.providers import GROUNDED, PROVIDERS
-from websearch_core.routing import OPTIONS, Support, unmet_options
+from websearch_core.providers.base import OPTIONS, Support
+from websearch_core.search.routing import unmet_options
 
 OPTION_ARGS: dict[str, dict[str, Any]] = {
     "include_domains": {"site": "docs.python.org"},

@@ -28,9 +28,9 @@ import trustme
 from tests.support.http_server import Reply, ScriptedServer
 from tests.support.raw_server import raw_server, read_request
 from websearch_core import FetchError, URLRefusedError, WebSearch
-from websearch_core.fetch import Fetcher
-from websearch_core.jail import DEFAULT, JailPolicy
-from websearch_core.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
+from websearch_core.fetch.fetcher import Fetcher
+from websearch_core.net.jail import DEFAULT, JailPolicy
+from websearch_core.net.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
 
 PUBLIC = "93.184.216.34"  # a public address that no test ever connects to
 

@@ -22,7 +22,6 @@ from websearch_core.errors import (
     WebSearchError,
 )
 from websearch_core.extract import ExtractedDocument, extract
-from websearch_core.jail import JailPolicy
 from websearch_core.models import (
     AnswerCitation,
     EngineOutcome,
@@ -33,7 +32,8 @@ from websearch_core.models import (
     SearchResult,
     Usage,
 )
-from websearch_core.routing import Support
+from websearch_core.net.jail import JailPolicy
+from websearch_core.providers.base import Support
 from websearch_core.session import WebSearch
 
 __all__ = [

@@ -42,8 +42,7 @@ from websearch_core.errors import (
     WebSearchError,
 )
 from websearch_core.models import EngineOutcome, SearchResponse, SearchResult
-from websearch_core.providers.base import Provider, ProviderAnswer
-from websearch_core.routing import Support
+from websearch_core.providers.base import Provider, ProviderAnswer, Support
 
 __all__ = [
     "BUDGET_SPENT",

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from websearch_core.errors import InternalError, WebSearchError
-from websearch_core.secrets import Redactor
+from websearch_core.redact import Redactor
 
 __all__ = ["apublic", "boundary", "detached", "public"]
 

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from websearch_core.domains import normalise_base_url
 from websearch_core.models import DEFAULT_OUTPUT_CHARS
-from websearch_core.secrets import SecretURL, url_credentials
+from websearch_core.redact import SecretURL, url_credentials
 
 __all__ = ["ENVIRONMENT", "Settings"]
 

@@ -22,7 +22,6 @@ import anyio
 import httpx
 from pydantic import SecretStr, ValidationError
 
-from websearch_core import http
 from websearch_core.blend import (
     BUDGET_SPENT,
     METER_DOWN,
@@ -40,9 +39,7 @@ from websearch_core.blend import (
     merged_suggestions,
 )
 from websearch_core.boundary import apublic, boundary, detached, public
-from websearch_core.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.config import Settings
-from websearch_core.content import Converted, convert
 from websearch_core.errors import (
     ConfigurationError,
     InternalError,
@@ -53,8 +50,18 @@ from websearch_core.errors import (
     UnsupportedOptionError,
     WebSearchError,
 )
-from websearch_core.fetch import Fetched, Fetcher, FetchLimits, page_of
-from websearch_core.jail import JailPolicy, Target, parse_url
+from websearch_core.fetch.content import Converted, convert
+from websearch_core.fetch.fetcher import Fetched, Fetcher, FetchLimits, page_of
+from websearch_core.fetch.politeness import HostPace, HostSlots
+from websearch_core.fetch.robots import RobotsCache
+from websearch_core.fetch.scrape import (
+    ScrapedPage,
+    ScrapeFormat,
+    ScrapeOptions,
+    scrape,
+    scrape_options,
+)
+from websearch_core.fetch.workers import ConversionWorkers, default_workers
 from websearch_core.memo import Memo
 from websearch_core.models import (
     AnswerCitation,
@@ -68,28 +75,20 @@ from websearch_core.models import (
     argument_message,
     validation_message,
 )
-from websearch_core.politeness import HostPace, HostSlots
-from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProvider, Provider
+from websearch_core.net.jail import JailPolicy, Target, parse_url
+from websearch_core.net.transport import Resolver, system_resolver
+from websearch_core.providers import PAID, PROVIDERS, BlockingProvider, HttpProvider, Provider, send
 from websearch_core.providers.base import Call, ProviderAnswer, clean_strings
 from websearch_core.providers.ddgs import DdgsProvider, text_backends
-from websearch_core.robots import RobotsCache
-from websearch_core.routing import (
+from websearch_core.redact import Redactor, redact_library_logs
+from websearch_core.search.bulkheads import BlockingLanes, ProviderClients
+from websearch_core.search.routing import (
     Support,
     choose_provider,
     localised,
     rewrite_query,
     unmet_options,
 )
-from websearch_core.scrape import (
-    ScrapedPage,
-    ScrapeFormat,
-    ScrapeOptions,
-    scrape,
-    scrape_options,
-)
-from websearch_core.secrets import Redactor, redact_library_logs
-from websearch_core.transport import Resolver, system_resolver
-from websearch_core.workers import ConversionWorkers, default_workers
 
 __all__ = ["WebSearch"]
 
@@ -529,7 +528,7 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 lane = self._clients.sync(provider.name)
-                reply = http.send(
+                reply = send.send(
                     lane.client, provider, step.request, slots=lane.slots, **self._budget(deadline)
                 )
             else:
@@ -554,7 +553,7 @@ class WebSearch:
             if isinstance(step, Call):
                 calls += 1
                 alane = self._clients.async_(provider.name)
-                reply = await http.asend(
+                reply = await send.asend(
                     alane.client,
                     provider,
                     step.request,

@@ -31,7 +31,7 @@ from websearch_core.providers.openai import OpenAIProvider
 from websearch_core.providers.openrouter import OpenRouterProvider
 from websearch_core.providers.searxng import SearxngProvider
 from websearch_core.providers.tavily import TavilyProvider
-from websearch_core.routing import rewrite_query
+from websearch_core.search.routing import rewrite_query
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parent / "fixtures" / "documented"

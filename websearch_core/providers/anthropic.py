@@ -28,7 +28,7 @@ from websearch_core.errors import (
     WebSearchError,
 )
 from websearch_core.models import EngineOutcome, SearchRequest, Usage
-from websearch_core.providers.base import Call, Exchange, ProviderAnswer
+from websearch_core.providers.base import Call, Exchange, ProviderAnswer, Support
 from websearch_core.providers.grounded import (
     INSTRUCTIONS,
     MAX_ANSWER_TOKENS,
@@ -39,7 +39,6 @@ from websearch_core.providers.grounded import (
     as_list,
     count_of,
 )
-from websearch_core.routing import Support
 from websearch_core.text import one_line
 
 _API_VERSION = "2023-06-01"

@@ -1,7 +1,7 @@
 """What a provider is: a name, what it honours, and pure functions.
 
 An HTTP provider builds an ``httpx.Request`` and decodes an ``httpx.Response``; the session
-sends it, sync or async, through one retry and timeout path (``websearch_core.http``). A
+sends it, sync or async, through one retry and timeout path (``websearch_core.providers.send``). A
 provider whose search takes several steps (a grounded vendor that pauses its turn, redirect
 links to resolve) writes them as an ``exchange``: a generator that yields each step (``Call``
 the vendor, ``Locate`` redirect targets) and is sent the outcome, so one flow serves the sync
@@ -17,6 +17,7 @@ import html
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
@@ -26,10 +27,10 @@ from pydantic import SecretStr
 from websearch_core.config import Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import AnswerCitation, EngineOutcome, SearchRequest, SearchResult, Usage
-from websearch_core.routing import Support
 from websearch_core.text import without_surrogates
 
 __all__ = [
+    "OPTIONS",
     "BlockingProvider",
     "Call",
     "Endpoint",
@@ -39,7 +40,31 @@ __all__ = [
     "Locate",
     "Provider",
     "ProviderAnswer",
+    "Support",
 ]
+
+
+class Support(str, Enum):
+    """How a provider honours one option."""
+
+    NATIVE = "native"
+    QUERY_OPERATOR = "query_operator"
+    UNSUPPORTED = "unsupported"
+
+
+#: Every optional filter a request can carry; ``count`` is honoured by every provider.
+OPTIONS: tuple[str, ...] = (
+    "include_domains",
+    "exclude_domains",
+    "freshness",
+    "date_range",
+    "include_answer",
+    "country",
+    "language",
+    "safesearch",
+    "page",
+)
+
 
 _FRESHNESS_LETTER = {"day": "d", "week": "w", "month": "m", "year": "y"}
 

@@ -12,8 +12,7 @@ import httpx
 
 from websearch_core.errors import AuthenticationError, ProviderError
 from websearch_core.models import SearchRequest
-from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, ranked
-from websearch_core.routing import Support
+from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, Support, ranked
 
 _FRESHNESS = {"day": "pd", "week": "pw", "month": "pm", "year": "py"}
 # Brave takes a date range only with both ends, so an open end is filled, never refused.

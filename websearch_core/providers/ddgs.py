@@ -15,10 +15,10 @@ from websearch_core.models import SearchRequest
 from websearch_core.providers.base import (
     BlockingProvider,
     ProviderAnswer,
+    Support,
     freshness_letter,
     ranked,
 )
-from websearch_core.routing import Support
 
 _SAFESEARCH = {"off": "off", "moderate": "moderate", "strict": "on"}
 # DuckDuckGo regions are "country-language"; a few countries use their own spelling.

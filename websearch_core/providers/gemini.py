@@ -32,7 +32,7 @@ import httpx
 from websearch_core.config import Settings
 from websearch_core.errors import AuthenticationError, ProviderError, ProviderResponseError
 from websearch_core.models import SearchRequest, Usage
-from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer
+from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer, Support
 from websearch_core.providers.grounded import (
     INSTRUCTIONS,
     MAX_ANSWER_TOKENS,
@@ -43,7 +43,6 @@ from websearch_core.providers.grounded import (
     as_list,
     count_of,
 )
-from websearch_core.routing import Support
 from websearch_core.text import one_line
 
 _EARLIEST = dt.datetime(1990, 1, 1, tzinfo=dt.timezone.utc)

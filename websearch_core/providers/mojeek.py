@@ -22,8 +22,7 @@ from websearch_core.errors import (
     RateLimitedError,
 )
 from websearch_core.models import SearchRequest
-from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, ranked
-from websearch_core.routing import Support
+from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, Support, ranked
 from websearch_core.text import one_line
 
 _WINDOW = {"day": 1, "week": 7, "month": 31, "year": 366}

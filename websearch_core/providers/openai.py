@@ -26,7 +26,7 @@ from websearch_core.errors import (
     RateLimitedError,
 )
 from websearch_core.models import EngineOutcome, SearchRequest, Usage
-from websearch_core.providers.base import ProviderAnswer
+from websearch_core.providers.base import ProviderAnswer, Support
 from websearch_core.providers.grounded import (
     INSTRUCTIONS,
     MAX_ANSWER_TOKENS,
@@ -36,7 +36,6 @@ from websearch_core.providers.grounded import (
     as_list,
     count_of,
 )
-from websearch_core.routing import Support
 from websearch_core.text import one_line
 
 

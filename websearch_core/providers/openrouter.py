@@ -28,7 +28,7 @@ from websearch_core.errors import (
 )
 from websearch_core.models import SearchRequest, Usage
 from websearch_core.providers.anthropic import MAX_SEARCHES
-from websearch_core.providers.base import ProviderAnswer
+from websearch_core.providers.base import ProviderAnswer, Support
 from websearch_core.providers.grounded import (
     INSTRUCTIONS,
     MAX_ANSWER_TOKENS,
@@ -38,7 +38,6 @@ from websearch_core.providers.grounded import (
     as_list,
     count_of,
 )
-from websearch_core.routing import Support
 from websearch_core.text import one_line
 
 

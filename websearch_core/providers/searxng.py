@@ -19,11 +19,11 @@ from websearch_core.providers.base import (
     Endpoint,
     HttpProvider,
     ProviderAnswer,
+    Support,
     is_web_url,
     plain,
     ranked,
 )
-from websearch_core.routing import Support
 
 _SAFESEARCH = {"off": 0, "moderate": 1, "strict": 2}
 #: Suggested queries kept from an instance's answer: a few lines, never a page of text.

@@ -11,8 +11,7 @@ import httpx
 
 from websearch_core.errors import ProviderError, RateLimitedError
 from websearch_core.models import SearchRequest
-from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, plain, ranked
-from websearch_core.routing import Support
+from websearch_core.providers.base import KeyedHttpProvider, ProviderAnswer, Support, plain, ranked
 
 # 432/433 are Tavily's "plan / pay-as-you-go limit reached": waiting will not help.
 _QUOTA_STATUSES = (432, 433)

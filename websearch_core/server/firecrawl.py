@@ -35,7 +35,7 @@ from websearch_core.errors import (
     URLRefusedError,
     WebSearchError,
 )
-from websearch_core.scrape import ScrapedPage, ScrapeFormat
+from websearch_core.fetch.scrape import ScrapedPage, ScrapeFormat
 
 __all__ = ["FORMATS", "ScrapeCall", "failure", "parse_body", "success"]
 

@@ -33,7 +33,7 @@ import anyio
 import httpx
 
 from websearch_core.errors import ProviderUnavailableError
-from websearch_core.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
+from websearch_core.net.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
 
 __all__ = ["BLOCKING_THREADS", "BlockingLane", "BlockingLanes", "Lane", "ProviderClients"]
 

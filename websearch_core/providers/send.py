@@ -20,8 +20,6 @@ import time
 import anyio
 import httpx
 
-from websearch_core.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
-from websearch_core.deadline import deadline_scope
 from websearch_core.errors import (
     AuthenticationError,
     FetchError,
@@ -30,6 +28,8 @@ from websearch_core.errors import (
     ProviderUnavailableError,
     RateLimitedError,
 )
+from websearch_core.net.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
+from websearch_core.net.deadline import deadline_scope
 from websearch_core.providers.base import HttpProvider
 
 __all__ = ["asend", "error_for_status", "retry_after_seconds", "retry_delay", "send"]

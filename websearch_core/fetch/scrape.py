@@ -33,13 +33,13 @@ from pydantic import (
 )
 from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
 
-from websearch_core.content import convert, decode_text
 from websearch_core.errors import InvalidRequestError
 from websearch_core.extract import MAX_TAGS, extract, whole_page
 from websearch_core.extract.bounds import bound_nesting, bound_size
 from websearch_core.extract.clean import remove_chrome, remove_junk
 from websearch_core.extract.metadata import read_metadata
-from websearch_core.fetch import Fetched
+from websearch_core.fetch.content import convert, decode_text
+from websearch_core.fetch.fetcher import Fetched
 from websearch_core.models import argument_message
 from websearch_core.text import clean_text, one_line
 

@@ -42,8 +42,8 @@ from urllib.parse import urlsplit
 import anyio
 
 from websearch_core.errors import FetchError, URLRefusedError, WebSearchError
-from websearch_core.fetch import Fetched, Fetcher
-from websearch_core.jail import Target
+from websearch_core.fetch.fetcher import Fetched, Fetcher
+from websearch_core.net.jail import Target
 
 __all__ = ["AGENT", "MAX_RULES", "RobotsCache", "RobotsRules"]
 

@@ -10,7 +10,6 @@ every result whose date the provider omitted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import Enum
 from typing import TYPE_CHECKING
 
 from websearch_core.errors import (
@@ -19,6 +18,7 @@ from websearch_core.errors import (
     UnsupportedOptionError,
     install_hint,
 )
+from websearch_core.providers.base import OPTIONS, Support
 
 if TYPE_CHECKING:
     from websearch_core.models import SearchRequest
@@ -35,26 +35,6 @@ __all__ = [
 ]
 
 
-class Support(str, Enum):
-    """How a provider honours one option."""
-
-    NATIVE = "native"
-    QUERY_OPERATOR = "query_operator"
-    UNSUPPORTED = "unsupported"
-
-
-#: Every optional filter a request can carry; ``count`` is honoured by every provider.
-OPTIONS: tuple[str, ...] = (
-    "include_domains",
-    "exclude_domains",
-    "freshness",
-    "date_range",
-    "include_answer",
-    "country",
-    "language",
-    "safesearch",
-    "page",
-)
 _BY_OPERATOR = frozenset({"include_domains", "exclude_domains"})
 
 

@@ -29,13 +29,13 @@ import anyio
 import httpcore
 import httpx
 
-from websearch_core.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
-from websearch_core.content import Converted, convert, media_type_of
-from websearch_core.deadline import deadline_scope
 from websearch_core.errors import FetchError, FetchTimeoutError, URLRefusedError
-from websearch_core.jail import DEFAULT, JailPolicy, Target, parse_url
+from websearch_core.fetch.content import Converted, convert, media_type_of
 from websearch_core.models import Page, Redirect
-from websearch_core.transport import (
+from websearch_core.net.body import ACCEPT_ENCODING, BoundedBody, aread_bounded, read_bounded
+from websearch_core.net.deadline import deadline_scope
+from websearch_core.net.jail import DEFAULT, JailPolicy, Target, parse_url
+from websearch_core.net.transport import (
     AsyncJailedTransport,
     JailedTransport,
     Resolver,

@@ -32,9 +32,9 @@ import certifi
 import httpcore
 import httpx
 
-from websearch_core.deadline import AsyncDeadlineBackend, DeadlineBackend, bounded_timeout
 from websearch_core.errors import ConfigurationError, FetchError
-from websearch_core.jail import DEFAULT, JailPolicy, check_address, check_host_name, read_ip
+from websearch_core.net.deadline import AsyncDeadlineBackend, DeadlineBackend, bounded_timeout
+from websearch_core.net.jail import DEFAULT, JailPolicy, check_address, check_host_name, read_ip
 
 __all__ = [
     "PROVIDER_LIMITS",

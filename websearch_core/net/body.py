@@ -12,8 +12,8 @@ import zlib
 
 import httpx
 
-from websearch_core.deadline import seconds_left
 from websearch_core.errors import FetchError
+from websearch_core.net.deadline import seconds_left
 
 __all__ = ["ACCEPT_ENCODING", "BoundedBody", "aread_bounded", "read_bounded"]
 

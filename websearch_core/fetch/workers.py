@@ -10,7 +10,7 @@ Why processes we start ourselves, not ``multiprocessing``: its ``spawn`` and ``f
 methods re-import the user's ``__main__`` in every worker, so a plain script without an
 ``if __name__ == "__main__"`` guard would re-run its own top level (fetching pages again) in
 each worker; ``fork`` copies a process whose other threads may hold locks. A worker here runs
-``websearch_core.workers.serve`` in a new interpreter: it imports only this package and reads
+``websearch_core.fetch.workers.serve`` in a new interpreter: it imports only this package and reads
 pickled pages from a pipe. It works the same from a script, a notebook, a thread or an event loop.
 
 - Started lazily, once a session has had ``START_AFTER`` pages big enough to be worth the
@@ -47,8 +47,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, NoReturn, TypeVar
 
-from websearch_core.content import Converted, convert, media_type_of
 from websearch_core.errors import FetchError
+from websearch_core.fetch.content import Converted, convert, media_type_of
 
 __all__ = ["IN_PROCESS_BELOW", "ConversionWorkers", "default_workers"]
 
@@ -152,9 +152,7 @@ class _Worker:
 
 #: What a worker runs: without the current directory on sys.path (``-c`` puts it first, and a
 #: file there must not shadow a module), answering on the descriptor it is given.
-_WORKER_MAIN = (
-    "import sys; del sys.path[0]; from websearch_core.workers import serve; serve(int(sys.argv[1]))"
-)
+_WORKER_MAIN = f"import sys; del sys.path[0]; from {__name__} import serve; serve(int(sys.argv[1]))"
 
 
 def _read_frame(stream: IO[bytes]) -> bytes:
