@@ -10,7 +10,7 @@ sends — each redirect hop included — connects through here, so nobody has to
 the jail.
 
 Environment proxies would resolve the name themselves, defeating the pin; these transports
-never read them (see ``fetch.py`` for the operator's explicit opt-in).
+never read them (see ``fetch/fetcher.py`` for the operator's explicit opt-in).
 
 Every transport here also holds one deadline at the socket (``deadline.py``) and hands a
 connection back to the pool only if its last response was read exactly: a server whose
