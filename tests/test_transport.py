@@ -24,13 +24,19 @@ import httpcore
 import httpx
 import pytest
 import trustme
+from httpcore._sync.connection_pool import PoolRequest
 
 from tests.support.http_server import Reply, ScriptedServer
 from tests.support.raw_server import raw_server, read_request
 from websearch_core import FetchError, URLRefusedError, WebSearch
 from websearch_core.fetch.fetcher import Fetcher
 from websearch_core.net.jail import DEFAULT, JailPolicy
-from websearch_core.net.transport import PROVIDER_LIMITS, AsyncProviderTransport, ProviderTransport
+from websearch_core.net.transport import (
+    PROVIDER_LIMITS,
+    AsyncProviderTransport,
+    ProviderTransport,
+    _TidyPool,
+)
 
 PUBLIC = "93.184.216.34"  # a public address that no test ever connects to
 
@@ -437,3 +443,63 @@ def test_sync_requests_timing_out_in_a_burst_leave_the_pool_whole() -> None:
             replies = list(threads.map(lambda _: client.get(f"{running.url}/ok"), range(SLOTS)))
         assert [reply.text for reply in replies] == ["ok"] * SLOTS
         assert_pool_whole(pool)
+
+
+class _Connection:
+    """A pooled connection as the pool's bookkeeping sees it: idle until its request starts."""
+
+    def __init__(self, origin: httpcore.Origin, *, idle: bool = True) -> None:
+        self.origin, self.idle, self.closed = origin, idle, False
+
+    def is_idle(self) -> bool:
+        return self.idle and not self.closed
+
+    def is_available(self) -> bool:
+        return self.is_idle()
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    def has_expired(self) -> bool:
+        return False
+
+    def can_handle_request(self, origin: httpcore.Origin) -> bool:
+        return origin == self.origin
+
+
+class _Bookkeeping(_TidyPool):
+    def __init__(self, connections: list[Any], *, most: int, idle_kept: int) -> None:
+        self._connections, self._requests = connections, []
+        self._max_connections, self._max_keepalive_connections = most, idle_kept
+
+    def create_connection(self, origin: httpcore.Origin) -> Any:
+        return _Connection(origin, idle=False)
+
+    def arrives(self, url: str) -> PoolRequest:
+        pool_request = PoolRequest(httpcore.Request("GET", url))
+        self._requests.append(pool_request)
+        for connection in self._assign_requests_to_connections():
+            connection.closed = True  # what httpcore does next, outside its lock
+        return pool_request
+
+
+def test_a_connection_handed_to_a_request_is_never_closed_before_it_is_used() -> None:
+    # The hand-over window: an idle connection is given to a queued request, whose thread
+    # has not started on it yet (it still looks idle). Another request arriving then must not
+    # close it as surplus idle, nor replace it to open one for another origin: httpcore closes
+    # outside its lock, and the first request would read from a closed socket ("Bad file
+    # descriptor", seen in one of six runs of the burst test above).
+    a = httpcore.Request("GET", "http://a.test/").url.origin
+    idle = _Connection(a)
+    pool = _Bookkeeping([idle, _Connection(a, idle=False)], most=3, idle_kept=2)
+    pool._requests.append(busy := PoolRequest(httpcore.Request("GET", "http://a.test/busy")))
+    busy.assign_to_connection(pool._connections[1])
+    first = pool.arrives("http://a.test/")
+    assert first.connection is idle
+    pool.arrives("http://c.test/")  # a third connection: now more than two idle may be kept
+    third = pool.arrives("http://b.test/")  # a pass while ``first`` has not started
+    assert not idle.is_closed()
+    assert idle in pool._connections
+    assert third.is_queued()  # the pool is full, and the idle connection is not free
+    idle.idle = False  # ``first`` starts on it
+    assert first.connection is idle

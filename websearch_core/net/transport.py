@@ -331,9 +331,15 @@ class _TidyPool:
       that fits, and only an idle connection is asked whether it expired (an HTTP/1.1
       connection in use has no keep-alive expiry; asking polls its socket).
 
-    The decisions are httpcore 1.0.9's: closed connections leave, expired and surplus idle
-    ones are closed, then each queued request in order gets an available connection for its
-    origin, else a new one if there is room, else replaces an idle one.
+    - Hand-overs: a connection handed to a queued request is still idle until that request's
+      thread starts on it. httpcore may close it then (expired, or surplus idle) outside its
+      lock, while the request already reads from it: "Bad file descriptor" in a burst (seen
+      here in one run of six of 500 requests timing out). A connection some request holds is
+      never closed or replaced here; it is closed when its request is done with it.
+
+    The decisions are otherwise httpcore 1.0.9's: closed connections leave, expired and
+    surplus idle ones are closed, then each queued request in order gets an available
+    connection for its origin, else a new one if there is room, else replaces an idle one.
     """
 
     _requests: list[Any]
@@ -352,10 +358,14 @@ class _TidyPool:
             if connection.is_closed():
                 count -= 1
                 continue
-            if connection.is_idle():
+            if id(connection) in held:
+                # Handed to a request that may be starting to use it on another thread: the
+                # close would happen outside the pool's lock, under that request's read.
+                doomed = False
+            elif connection.is_idle():
                 doomed = connection.has_expired() or count > self._max_keepalive_connections
             else:
-                doomed = id(connection) not in held  # an orphan
+                doomed = True  # an orphan
             if doomed:
                 closing.append(connection)
                 count -= 1
@@ -372,7 +382,10 @@ class _TidyPool:
             )
             if connection is None:
                 if len(self._connections) >= self._max_connections:
-                    idle = next((c for c in self._connections if c.is_idle()), None)
+                    idle = next(
+                        (c for c in self._connections if c.is_idle() and id(c) not in held),
+                        None,
+                    )
                     if idle is None:
                         continue  # it waits for a connection to come free
                     self._connections.remove(idle)
@@ -380,6 +393,7 @@ class _TidyPool:
                 connection = self.create_connection(origin)
                 self._connections.append(connection)
             pool_request.assign_to_connection(connection)
+            held.add(id(connection))
         return closing
 
 
