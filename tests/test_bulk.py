@@ -47,7 +47,7 @@ from websearch_core.bulk import (
 )
 from websearch_core.documents import document_id
 from websearch_core.fetch.robots import MAX_RULES, RobotsRules
-from websearch_core.fetch.workers import ConversionWorkers, _Worker
+from websearch_core.fetch.workers import _PACKAGE_ROOT, ConversionWorkers, _Worker
 from websearch_core.net.jail import JailPolicy
 
 LOOPBACK = JailPolicy(allow_private=True)
@@ -875,3 +875,9 @@ def test_a_batch_config_never_shows_the_keys_it_carries() -> None:
     assert "sk-bulk-secret-123" not in repr(config)
     assert "sk-bulk-secret-123" not in repr(WebReader(config))
     assert "brave_api_key" in repr(config)
+
+
+def test_a_worker_is_pointed_at_the_directory_this_package_is_in() -> None:
+    # Put first on a worker's PYTHONPATH (a clone found through sys.path alone): the package's
+    # own directory there instead would shadow the standard library with its modules.
+    assert (Path(_PACKAGE_ROOT) / "websearch_core" / "fetch" / "workers.py").is_file()

@@ -67,7 +67,8 @@ _NICENESS = 10
 START_AFTER = 64
 _HEADER = struct.Struct("!I")
 _READY = b"R"
-_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+#: The directory this package is in, however deep this module sits in it (one level per dot).
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[__name__.count(".")])
 
 T = TypeVar("T")
 
