@@ -486,11 +486,16 @@ def test_bad_input_over_the_wire(service: Service) -> None:
 
 
 def test_oversized_headers_are_refused(service: Service) -> None:
-    reply = httpx.get(
-        f"{service.url}/v1/websearch/search?q=a&format=json",
-        headers={**SEARCH, "X-Padding": "a" * 64_000},
-    )
-    assert reply.status_code in (400, 431)
+    try:
+        status = httpx.get(
+            f"{service.url}/v1/websearch/search?q=a&format=json",
+            headers={**SEARCH, "X-Padding": "a" * 64_000},
+        ).status_code
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
+        # Refused by closing the connection while the headers were still arriving (under a
+        # busy machine the client may see the reset before the 431): not served either way.
+        status = None
+    assert status in (400, 431, None)
     assert httpx.get(f"{service.url}/healthz").status_code == 200
 
 
