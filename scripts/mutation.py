@@ -87,7 +87,11 @@ TARGETS: dict[str, tuple[str, str, str]] = {
         "tests/test_blend.py",
         "not burst and not cancelled and not hung",
     ),
-    "canonical": ("websearch_core/canonical.py", "tests/test_blend.py", "canonical or tracking"),
+    "canonical": (
+        "websearch_core/blend/canonical.py",
+        "tests/test_blend.py",
+        "canonical or tracking",
+    ),
     "gates": (
         "websearch_core/server/gates.py",
         "tests/test_server.py tests/test_server_process.py",

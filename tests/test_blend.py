@@ -44,7 +44,7 @@ from websearch_core.blend import (
     Fees,
     fuse,
 )
-from websearch_core.canonical import canonical_url
+from websearch_core.blend.canonical import canonical_url
 from websearch_core.providers.ddgs import text_backends
 from websearch_core.search.bulkheads import SLOTS
 
@@ -398,7 +398,7 @@ def test_a_shared_cache_answers_identical_blends_across_sessions(
 def test_cache_entries_expire(monkeypatch: pytest.MonkeyPatch) -> None:
     cache = BlendCache(max_entries=4, ttl_s=10)
     clock = [100.0]
-    monkeypatch.setattr("websearch_core.blend.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("websearch_core.blend.cache.time.monotonic", lambda: clock[0])
     cache.put("k", "v")  # type: ignore[arg-type]
     assert cache.get("k") == "v"
     clock[0] += 11

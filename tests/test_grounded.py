@@ -646,7 +646,7 @@ def test_gemini_redirect_links_are_resolved_through_the_jail(server: ScriptedSer
 
 def one_slow_link(server: ScriptedServer, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A Gemini answer citing two redirect links, the second slower than a 0.5 s budget."""
-    monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
+    monkeypatch.setattr("websearch_core.search.drive.LOCATE_BUDGET_S", 0.5)
     links = [f"{server.url}/grounding-api-redirect/{n}" for n in (1, 2)]
     server.script("/grounding-api-redirect/1", Reply(302, b"", {"Location": "https://a.org/"}))
     server.script(
@@ -1090,7 +1090,7 @@ def test_only_google_redirect_links_are_looked_up_and_at_most_twenty(
 def test_sync_lookups_run_at_once_and_a_slow_one_is_cut_at_the_budget(
     server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("websearch_core.session.LOCATE_BUDGET_S", 0.5)
+    monkeypatch.setattr("websearch_core.search.drive.LOCATE_BUDGET_S", 0.5)
     made: list[object] = []
     real_init = JailedTransport.__init__
 

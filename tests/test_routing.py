@@ -442,12 +442,7 @@ def test_environment_configures_providers(monkeypatch: pytest.MonkeyPatch) -> No
 )
 def test_site_and_include_domains_combine(kwargs: dict[str, Any], sent: str) -> None:
     ws = WebSearch("searxng", searxng_url="http://127.0.0.1:9")
-    assert (
-        ws._plan({"query": "x", "provider": None, "site": None, "include_domains": None, **kwargs})[
-            2
-        ]
-        == sent
-    )
+    assert ws._planner.plan("x", kwargs).query == sent
 
 
 def test_malformed_domain_argument_is_a_request_error() -> None:

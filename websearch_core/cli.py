@@ -31,7 +31,8 @@ from websearch_core.errors import (
     WebSearchError,
 )
 from websearch_core.models import MAX_COUNT
-from websearch_core.session import CHOICES, WebSearch
+from websearch_core.planning import CHOICES
+from websearch_core.session import WebSearch
 
 __all__ = ["entry", "main"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -23,6 +23,7 @@ from websearch_core.text import one_line
 
 __all__ = [
     "MAX_COUNT",
+    "SEARCH_OPTIONS",
     "AnswerCitation",
     "EngineOutcome",
     "FetchRequest",
@@ -30,6 +31,7 @@ __all__ = [
     "Page",
     "Redirect",
     "SafeSearch",
+    "SearchOptions",
     "SearchRequest",
     "SearchResponse",
     "SearchResult",
@@ -79,6 +81,32 @@ def _letters(code: str) -> bool:
 def _one_line(text: str, limit: int) -> str:
     flat = one_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class SearchOptions(TypedDict, total=False):
+    """What ``WebSearch.search`` takes beside the query: ``SearchRequest``'s fields (with
+    their defaults), ``site`` (one more entry of ``include_domains``) and ``provider`` (a
+    provider pinned for this one call)."""
+
+    count: int
+    site: str | None
+    include_domains: Iterable[str] | None
+    exclude_domains: Iterable[str] | None
+    freshness: Freshness | None
+    date_from: dt.date | str | None
+    date_to: dt.date | str | None
+    include_answer: bool
+    country: str | None
+    language: str | None
+    locale: str | None
+    safesearch: SafeSearch | None
+    page: int
+    engines: Iterable[str] | None
+    provider: str | None
+
+
+#: The names ``SearchOptions`` holds.
+SEARCH_OPTIONS = SearchOptions.__optional_keys__ | SearchOptions.__required_keys__
 
 
 class SearchRequest(BaseModel):

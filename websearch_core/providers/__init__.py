@@ -9,12 +9,20 @@
    tier), openrouter (the underlying vendor's or engine's fee plus its own).
 
 ``auto`` takes the first configured provider that honours every requested option, so a
-grounded provider runs only when no cheaper configured one can. Adding a provider is one
-file here plus its cassette and test.
+grounded provider runs only when no cheaper configured one can.
+
+What is true of a provider is said once, on its class: what turns it on (``enabled_by``,
+``key_setting``), its base-URL setting, whether its vendor bills each search (``paid``),
+whether it joins a blend (``blends``), whether it is a grounded vendor. Adding a provider is
+its file here, one line in ``PROVIDERS``, its settings in ``config.py``, and its cassette and
+test; ``tests/test_architecture.py`` names whatever of that is missing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from websearch_core.config import Settings
 from websearch_core.providers.anthropic import AnthropicProvider
 from websearch_core.providers.base import BlockingProvider, HttpProvider, Provider, ProviderAnswer
 from websearch_core.providers.brave import BraveProvider
@@ -34,6 +42,7 @@ __all__ = [
     "HttpProvider",
     "Provider",
     "ProviderAnswer",
+    "configure",
 ]
 
 PROVIDERS: dict[str, type[Provider]] = {
@@ -51,6 +60,26 @@ PROVIDERS: dict[str, type[Provider]] = {
     )
 }
 #: The providers whose results are an LLM vendor's citations.
-GROUNDED = ("openai", "anthropic", "gemini", "openrouter")
-#: The keyed providers a blend counts as paid engines (their vendor bills each search).
-PAID = ("brave", "tavily", "mojeek")
+GROUNDED = tuple(name for name, provider in PROVIDERS.items() if provider.grounded)
+#: The providers a blend counts as paid engines (their vendor bills each search).
+PAID = tuple(name for name, provider in PROVIDERS.items() if provider.paid)
+
+
+def configure(
+    settings: Settings, redact: Callable[[str], str] | None = None
+) -> tuple[list[Provider], dict[str, str]]:
+    """The providers these settings turn on, in ``auto``'s order, and for each of the
+    others what is missing. ``redact`` takes every secret out of what an HTTP provider reads
+    from its vendor, before it is parsed."""
+    configured: list[Provider] = []
+    unconfigured: dict[str, str] = {}
+    for name, cls in PROVIDERS.items():
+        missing = cls.missing(settings)
+        if missing is not None:
+            unconfigured[name] = missing
+            continue
+        provider = cls.from_settings(settings)
+        if redact is not None and isinstance(provider, HttpProvider):
+            provider.redact = redact
+        configured.append(provider)
+    return configured, unconfigured

@@ -54,7 +54,8 @@ MAX_CONTINUATIONS = 3
 class AnthropicProvider(GroundedProvider):
     name = "anthropic"
     key_setting = "anthropic_api_key"
-    key_variable = "ANTHROPIC_API_KEY"
+    base_url_setting = "anthropic_base_url"
+    model_setting = "anthropic_model"
     default_base_url = "https://api.anthropic.com"
     default_model = "claude-haiku-4-5"
     #: ``allowed_domains`` and ``blocked_domains`` together are a 400.

@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from pydantic import SecretStr
 
-from websearch_core.config import Settings
+from websearch_core.config import ENVIRONMENT, Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import AnswerCitation, EngineOutcome, SearchRequest, SearchResult, Usage
 from websearch_core.text import without_surrogates
@@ -144,6 +144,16 @@ class Provider(ABC):
     max_query_chars: ClassVar[int] = 2_000
     #: Options it honours one at a time, never together (Anthropic's two domain lists).
     exclusive_options: ClassVar[tuple[frozenset[str], ...]] = ()
+    #: The ``Settings`` field that turns it on (a key or a URL); ``None``: nothing to set.
+    enabled_by: ClassVar[str | None] = None
+    #: The ``Settings`` field of its base URL, for an operator's gateway.
+    base_url_setting: ClassVar[str | None] = None
+    #: Its vendor bills each search: a blend asks the meter before it runs.
+    paid: ClassVar[bool] = False
+    #: It joins a blend as an engine (a plain index: grounded answers are not blended).
+    blends: ClassVar[bool] = False
+    #: Its results are an LLM vendor's citations.
+    grounded: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -154,6 +164,11 @@ class Provider(ABC):
     @abstractmethod
     def from_settings(cls, settings: Settings) -> Provider:
         """An instance; only called when ``missing`` returned ``None``."""
+
+    @property
+    def bulkhead(self) -> str:
+        """Whose capacity its searches take (its connections, its threads): its own."""
+        return self.name
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -208,11 +223,15 @@ class HttpProvider(Provider):
 class KeyedHttpProvider(HttpProvider):
     """An HTTP provider that is enabled by an API key in the settings."""
 
-    #: The ``Settings`` field holding the key, and the environment variable users set.
+    #: The ``Settings`` field holding the key (the environment variables are config's).
     key_setting: ClassVar[str]
-    key_variable: ClassVar[str]
-    #: The vendor's API root; an operator may point ``<name>_base_url`` at a gateway.
+    #: The vendor's API root; an operator may point ``base_url_setting`` at a gateway.
     default_base_url: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "key_setting" in vars(cls):  # a key turns it on
+            cls.enabled_by = cls.key_setting
 
     def __init__(self, api_key: SecretStr, base_url: str | None = None) -> None:
         self._api_key = api_key
@@ -221,15 +240,22 @@ class KeyedHttpProvider(HttpProvider):
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
         if getattr(settings, cls.key_setting) is None:
-            return f"set {cls.key_variable} or pass {cls.key_setting}="
+            return f"set {ENVIRONMENT[cls.key_setting][0]} or pass {cls.key_setting}="
         return None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Provider:
         key = getattr(settings, cls.key_setting)
         assert isinstance(key, SecretStr)
-        base_url = getattr(settings, f"{cls.name}_base_url")
-        return cls(key, base_url.get_secret_value() if base_url is not None else None)
+        return cls(key, base_url_of(cls, settings))
+
+
+def base_url_of(cls: type[Provider], settings: Settings) -> str | None:
+    """The operator's base URL for ``cls`` (``None``: the vendor's own)."""
+    if cls.base_url_setting is None:
+        return None
+    base_url = getattr(settings, cls.base_url_setting)
+    return base_url.get_secret_value() if base_url is not None else None
 
 
 class BlockingProvider(Provider):

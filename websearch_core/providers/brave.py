@@ -22,7 +22,9 @@ _EARLIEST = dt.date(1990, 1, 1)
 class BraveProvider(KeyedHttpProvider):
     name = "brave"
     key_setting = "brave_api_key"
-    key_variable = "BRAVE_API_KEY"
+    base_url_setting = "brave_base_url"
+    paid = True  # the vendor bills each search
+    blends = True
     default_base_url = "https://api.search.brave.com"
     max_query_chars = 400  # Brave's documented limit (and at most 50 words)
     capabilities: ClassVar = {

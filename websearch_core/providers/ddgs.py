@@ -56,6 +56,11 @@ class DdgsProvider(BlockingProvider):
         #: for ddgs's own choice ("auto").
         self.backend = backend
 
+    @property
+    def bulkhead(self) -> str:
+        """A backend of a blend has threads of its own: one that hangs holds only its own."""
+        return f"ddgs/{self.backend}" if self.backend else self.name
+
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
         if importlib.util.find_spec("ddgs") is None:

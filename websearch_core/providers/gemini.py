@@ -116,7 +116,8 @@ class ByteOffsets:
 class GeminiProvider(GroundedProvider):
     name = "gemini"
     key_setting = "gemini_api_key"
-    key_variable = "GEMINI_API_KEY"
+    base_url_setting = "gemini_base_url"
+    model_setting = "gemini_model"
     default_base_url = "https://generativelanguage.googleapis.com"
     #: Google's alias for its current Flash model (grounding is billed per search query).
     default_model = "gemini-flash-latest"

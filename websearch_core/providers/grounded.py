@@ -28,7 +28,13 @@ from websearch_core.models import (
     SearchResult,
     Usage,
 )
-from websearch_core.providers.base import KeyedHttpProvider, Provider, ProviderAnswer, ranked
+from websearch_core.providers.base import (
+    KeyedHttpProvider,
+    Provider,
+    ProviderAnswer,
+    base_url_of,
+    ranked,
+)
 
 __all__ = ["INSTRUCTIONS", "MAX_ANSWER_TOKENS", "Citations", "GroundedProvider", "count_of"]
 
@@ -66,6 +72,9 @@ class GroundedProvider(KeyedHttpProvider):
     #: The model used unless ``<name>_model`` / ``WEBSEARCH_<NAME>_MODEL`` names another:
     #: cheap and current at the time of writing, and able to use the vendor's search tool.
     default_model: ClassVar[str]
+    #: The ``Settings`` field naming another model.
+    model_setting: ClassVar[str]
+    grounded = True
 
     def __init__(
         self, api_key: SecretStr, base_url: str | None = None, model: str | None = None
@@ -77,12 +86,7 @@ class GroundedProvider(KeyedHttpProvider):
     def from_settings(cls, settings: Settings) -> Provider:
         key = getattr(settings, cls.key_setting)
         assert isinstance(key, SecretStr)
-        base_url = getattr(settings, f"{cls.name}_base_url")
-        return cls(
-            key,
-            base_url.get_secret_value() if base_url is not None else None,
-            getattr(settings, f"{cls.name}_model"),
-        )
+        return cls(key, base_url_of(cls, settings), getattr(settings, cls.model_setting))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} model={self.model!r}>"

@@ -35,7 +35,9 @@ def _day(day: dt.date) -> str:
 class MojeekProvider(KeyedHttpProvider):
     name = "mojeek"
     key_setting = "mojeek_api_key"
-    key_variable = "MOJEEK_API_KEY"
+    base_url_setting = "mojeek_base_url"
+    paid = True  # the vendor bills each search
+    blends = True
     default_base_url = "https://api.mojeek.com"
     capabilities: ClassVar = {
         "include_domains": Support.QUERY_OPERATOR,  # site:, as its docs allow in the query

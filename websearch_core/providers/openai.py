@@ -42,7 +42,8 @@ from websearch_core.text import one_line
 class OpenAIProvider(GroundedProvider):
     name = "openai"
     key_setting = "openai_api_key"
-    key_variable = "OPENAI_API_KEY"
+    base_url_setting = "openai_base_url"
+    model_setting = "openai_model"
     default_base_url = "https://api.openai.com"
     default_model = "gpt-5-mini"
     capabilities: ClassVar = {

@@ -44,7 +44,8 @@ from websearch_core.text import one_line
 class OpenRouterProvider(GroundedProvider):
     name = "openrouter"
     key_setting = "openrouter_api_key"
-    key_variable = "OPENROUTER_API_KEY"
+    base_url_setting = "openrouter_base_url"
+    model_setting = "openrouter_model"
     default_base_url = "https://openrouter.ai/api"
     default_model = "openai/gpt-5-mini"
     exclusive_options: ClassVar = (frozenset({"include_domains", "exclude_domains"}),)

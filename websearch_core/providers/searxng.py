@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from websearch_core.config import Settings
+from websearch_core.config import ENVIRONMENT, Settings
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import EngineOutcome, SearchRequest
 from websearch_core.providers.base import (
@@ -33,6 +33,8 @@ MAX_SUGGESTION_CHARS = 120
 
 class SearxngProvider(HttpProvider):
     name = "searxng"
+    enabled_by = "searxng_url"
+    blends = True  # the operator's own instance: no fee
     capabilities: ClassVar = {
         "include_domains": Support.QUERY_OPERATOR,
         "exclude_domains": Support.QUERY_OPERATOR,
@@ -54,7 +56,9 @@ class SearxngProvider(HttpProvider):
 
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
-        return None if settings.searxng_url else "set SEARXNG_URL or pass searxng_url="
+        if settings.searxng_url:
+            return None
+        return f"set {ENVIRONMENT['searxng_url'][0]} or pass searxng_url="
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SearxngProvider:

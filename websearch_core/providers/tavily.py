@@ -20,7 +20,9 @@ _QUOTA_STATUSES = (432, 433)
 class TavilyProvider(KeyedHttpProvider):
     name = "tavily"
     key_setting = "tavily_api_key"
-    key_variable = "TAVILY_API_KEY"
+    base_url_setting = "tavily_base_url"
+    paid = True  # the vendor bills each search
+    blends = True
     default_base_url = "https://api.tavily.com"
     capabilities: ClassVar = {
         "include_domains": Support.NATIVE,

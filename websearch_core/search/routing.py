@@ -12,12 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from websearch_core.config import ENVIRONMENT
 from websearch_core.errors import (
     ConfigurationError,
     InvalidRequestError,
     UnsupportedOptionError,
     install_hint,
 )
+from websearch_core.providers import PROVIDERS
 from websearch_core.providers.base import OPTIONS, Support
 
 if TYPE_CHECKING:
@@ -90,16 +92,28 @@ def choose_provider(
             )
         return provider
     if not configured:
-        raise ConfigurationError(
-            "no search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY or "
-            "SEARXNG_URL (or a grounded vendor's key: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
-            "GEMINI_API_KEY, OPENROUTER_API_KEY), or for the keyless default, "
-            f"{install_hint('ddgs')}"
-        )
+        raise ConfigurationError(_nothing_configured())
     if able:
         return able[0]
     gaps = "; ".join(_gap(request, p) for p in configured)
     raise UnsupportedOptionError("auto", request.options_used(), [], detail=gaps)
+
+
+def _nothing_configured() -> str:
+    """What turns each provider on, read from the providers' own declarations."""
+
+    def variable(provider: type[Provider]) -> str:
+        assert provider.enabled_by is not None
+        return ENVIRONMENT[provider.enabled_by][0]
+
+    plain = [variable(p) for p in PROVIDERS.values() if p.enabled_by and not p.grounded]
+    grounded = [variable(p) for p in PROVIDERS.values() if p.enabled_by and p.grounded]
+    keyless = [install_hint(p.name) for p in PROVIDERS.values() if p.enabled_by is None]
+    return (
+        f"no search provider is configured: set {', '.join(plain[:-1])} or {plain[-1]} "
+        f"(or a grounded vendor's key: {', '.join(grounded)}), or for the keyless default, "
+        f"{' or '.join(keyless)}"
+    )
 
 
 def _gap(request: SearchRequest, provider: Provider) -> str:
