@@ -9,7 +9,7 @@ from langchain_core.document_loaders import BaseLoader
 from langchain_core.documents import Document
 
 from websearch_core import Page, WebSearch, WebSearchError
-from websearch_core.documents import document_id, page_metadata, settle, url_list
+from websearch_core.documents import document_id, ok_or_error, page_metadata, url_list
 
 __all__ = ["WebPageLoader", "page_document"]
 
@@ -72,7 +72,7 @@ class WebPageLoader(BaseLoader):
         self.failures: list[tuple[str, str]] = []
 
     def _document_or_failure(self, url: str, outcome: Page | WebSearchError) -> Document | None:
-        error = settle(outcome)
+        error = ok_or_error(outcome)
         if isinstance(error, Page):
             return page_document(error)
         if self.fail_on_error:

@@ -15,7 +15,7 @@ from pydantic import ConfigDict, Field
 
 from langchain_websearch.document_loaders import page_document
 from websearch_core import Page, SearchResponse, WebSearch, WebSearchError
-from websearch_core.documents import document_id, result_metadata, settle
+from websearch_core.documents import document_id, ok_or_error, result_metadata
 from websearch_core.models import DEFAULT_COUNT
 
 __all__ = ["WebSearchRetriever"]
@@ -67,7 +67,7 @@ class WebSearchRetriever(BaseRetriever):
         ]
 
     def _merge(self, snippet: Document, outcome: Page | WebSearchError) -> Document:
-        settled = settle(outcome)
+        settled = ok_or_error(outcome)
         if isinstance(settled, Page):
             page = page_document(settled)
             page.metadata = {**snippet.metadata, **page.metadata}

@@ -25,7 +25,9 @@ from websearch_core.tooling import (
 __all__ = ["WebFetchTool", "WebSearchTool", "interrupt_on"]
 
 
-def _search_kwargs(args: dict[str, Any]) -> dict[str, Any]:
+def _given(args: dict[str, Any]) -> dict[str, Any]:
+    """The schema's arguments the model gave (its ``None`` is "not given"), passed through:
+    the schema and the session are the only places that name them."""
     return {name: value for name, value in args.items() if value is not None}
 
 
@@ -104,7 +106,7 @@ class WebSearchTool(BaseTool):
         **options: Any,
     ) -> tuple[str, SearchResponse]:
         try:
-            response = self.session.search(query, **_search_kwargs(options))
+            response = self.session.search(query, **_given(options))
             return response.render(), response
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc
@@ -116,7 +118,7 @@ class WebSearchTool(BaseTool):
         **options: Any,
     ) -> tuple[str, SearchResponse]:
         try:
-            response = await self.session.asearch(query, **_search_kwargs(options))
+            response = await self.session.asearch(query, **_given(options))
             return response.render(), response
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc
@@ -182,12 +184,11 @@ class WebFetchTool(BaseTool):
     def _run(
         self,
         url: str,
-        offset: int = 0,
-        max_bytes: int | None = None,
         run_manager: CallbackManagerForToolRun | None = None,
+        **options: Any,
     ) -> tuple[str, Page]:
         try:
-            page = self.session.fetch(url, offset=offset, max_bytes=max_bytes)
+            page = self.session.fetch(url, **_given(options))
             return page.render(), page
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc
@@ -195,12 +196,11 @@ class WebFetchTool(BaseTool):
     async def _arun(
         self,
         url: str,
-        offset: int = 0,
-        max_bytes: int | None = None,
         run_manager: AsyncCallbackManagerForToolRun | None = None,
+        **options: Any,
     ) -> tuple[str, Page]:
         try:
-            page = await self.session.afetch(url, offset=offset, max_bytes=max_bytes)
+            page = await self.session.afetch(url, **_given(options))
             return page.render(), page
         except WebSearchError as exc:
             raise ToolException(str(exc)) from exc

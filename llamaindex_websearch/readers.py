@@ -17,9 +17,9 @@ from tqdm import tqdm  # type: ignore[import-untyped]
 from websearch_core import Page, SearchResponse, SearchResult, WebSearch, WebSearchError
 from websearch_core.documents import (
     document_id,
+    ok_or_error,
     page_metadata,
     result_metadata,
-    settle,
     url_list,
 )
 from websearch_core.models import DEFAULT_COUNT
@@ -193,7 +193,7 @@ class WebPageReader(_FailureReporting):
         with self._progress(len(urls), "Fetching pages") as bar:
             for url, outcome in self.session.fetch_many(urls, concurrency=self.concurrency):
                 bar.update()
-                settled = settle(outcome)
+                settled = ok_or_error(outcome)
                 if isinstance(settled, Page):
                     yield page_document(settled)
                 else:
@@ -220,7 +220,7 @@ class WebPageReader(_FailureReporting):
         with self._progress(len(urls), "Fetching pages") as bar:
             async for url, outcome in self.session.afetch_many(urls, concurrency=self.concurrency):
                 bar.update()
-                settled = settle(outcome)
+                settled = ok_or_error(outcome)
                 if isinstance(settled, Page):
                     yield page_document(settled)
                 else:
@@ -277,7 +277,7 @@ class WebSearchReader(_FailureReporting):
         self, result: SearchResult, provider: str, outcome: Page | WebSearchError
     ) -> Document:
         metadata = result_metadata(result, provider)
-        settled = settle(outcome)
+        settled = ok_or_error(outcome)
         if isinstance(settled, Page):
             page = page_document(settled)
             page.metadata = {**metadata, **page.metadata, "title": settled.title or result.title}

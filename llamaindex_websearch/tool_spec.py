@@ -6,7 +6,7 @@ finds the workflow ``Context`` parameter of an approval-gated tool by comparing 
 annotation object, which a string annotation would hide.
 """
 
-import datetime as dt
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,7 +16,6 @@ from llama_index.core.workflow import Context, HumanResponseEvent, InputRequired
 from pydantic import BaseModel, ValidationError
 
 from websearch_core import InvalidRequestError, WebSearch
-from websearch_core.models import DEFAULT_COUNT, Freshness, SafeSearch
 from websearch_core.tooling import (
     FETCH_ARGUMENTS,
     FETCH_DESCRIPTION,
@@ -27,6 +26,7 @@ from websearch_core.tooling import (
     SEARCH_TOOL,
     Argument,
     argument_error,
+    arguments_doc,
     arguments_model,
     describe_call,
     search_arguments,
@@ -119,22 +119,25 @@ class WebSearchToolSpec(BaseToolSpec):
         return ToolMetadata(name=tool, description=description, fn_schema=self._schemas[tool])
 
     def _validated(
-        self, tool: str, arguments: tuple[Argument, ...], values: Mapping[str, Any]
+        self, tool: str, arguments: tuple[Argument, ...], given: Mapping[str, Any]
     ) -> dict[str, Any]:
         """The call's arguments checked against the schema the model was shown.
 
         LlamaIndex agents call a tool with the model's arguments as they are, unchecked (an
-        unknown one included, which the function takes as ``**unexpected``, and a missing
-        one, which it takes as ``REQUIRED``); checking here
-        refuses it, and an option this session cannot honour, with the core's one message
-        for argument errors (the same the LangChain tools give), and coerces '2026-01-01'
-        to a date. Arguments left at their default are not passed, so a default the schema
-        leaves out is not mistaken for a request.
+        unknown one included, and a missing query, which the function takes as
+        ``REQUIRED``); checking here refuses it, and an option this session cannot honour,
+        with the core's one message for argument errors (the same the LangChain tools give),
+        and coerces '2026-01-01' to a date. An argument given at its default is not passed,
+        so a default the schema leaves out is not mistaken for a request.
         """
-        given = {a.name: values[a.name] for a in arguments if values[a.name] != a.default}
-        given.update(values["unexpected"])
+        defaults = {a.name: a.default for a in arguments}
+        asked = {
+            name: value
+            for name, value in given.items()
+            if name not in defaults or value != defaults[name]
+        }
         try:
-            checked = self._schemas[tool].model_validate(given)
+            checked = self._schemas[tool].model_validate(asked)
         except ValidationError as exc:
             raise InvalidRequestError(argument_error(exc, tool, self.session)) from None
         return {name: value for name, value in checked.model_dump().items() if value is not None}
@@ -149,113 +152,44 @@ class WebSearchToolSpec(BaseToolSpec):
         """
         return describe_call(tool_name, tool_kwargs)
 
-    def web_search(
-        self,
-        query: str = REQUIRED,
-        count: int = DEFAULT_COUNT,
-        site: str | None = None,
-        exclude_domains: list[str] | None = None,
-        freshness: Freshness | None = None,
-        date_from: dt.date | str | None = None,
-        date_to: dt.date | str | None = None,
-        include_answer: bool = False,
-        country: str | None = None,
-        language: str | None = None,
-        safesearch: SafeSearch | None = None,
-        page: int = 1,
-        **unexpected: Any,
-    ) -> str:
+    # The arguments are the schema's (``tooling``), shown to the model and checked here; the
+    # functions pass them through, so a new option is written in tooling and the core only.
+
+    def web_search(self, query: str = REQUIRED, **arguments: Any) -> str:
         """Search the web; returns a short numbered menu of results (title, URL, date, snippet).
 
-        Options this session's providers cannot honour are refused (see ``search_arguments``).
-
-        Args:
-            query (str): A few distinctive words, an exact error message, or a question.
-            count (int): How many results, 1 to 10.
-            site (str | None): Only results from this domain, e.g. 'docs.python.org'.
-            exclude_domains (list[str] | None): Domains to leave out.
-            freshness (str | None): 'day', 'week', 'month' or 'year': only recent results.
-            date_from (date | None): Only results published on or after this date.
-            date_to (date | None): Only results published on or before this date.
-            include_answer (bool): Also return a short synthesised answer.
-            country (str | None): Two-letter country code, e.g. 'de'.
-            language (str | None): Two-letter language code, e.g. 'fr'.
-            safesearch (str | None): 'off', 'moderate' or 'strict'.
-            page (int): Result page, 1 to 10.
+        Options this session's providers cannot honour are refused (the schema the model sees
+        offers only the others: ``search_arguments``).
         """
-        arguments = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, locals())
-        return self.session.search(**arguments).render()
+        checked = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, {"query": query, **arguments})
+        return self.session.search(**checked).render()
 
-    async def aweb_search(
-        self,
-        query: str = REQUIRED,
-        count: int = DEFAULT_COUNT,
-        site: str | None = None,
-        exclude_domains: list[str] | None = None,
-        freshness: Freshness | None = None,
-        date_from: dt.date | str | None = None,
-        date_to: dt.date | str | None = None,
-        include_answer: bool = False,
-        country: str | None = None,
-        language: str | None = None,
-        safesearch: SafeSearch | None = None,
-        page: int = 1,
-        **unexpected: Any,
-    ) -> str:
-        """``web_search`` on the running event loop.
-
-        Args:
-            query (str): A few distinctive words, an exact error message, or a question.
-            count (int): How many results, 1 to 10.
-            site (str | None): Only results from this domain, e.g. 'docs.python.org'.
-            exclude_domains (list[str] | None): Domains to leave out.
-            freshness (str | None): 'day', 'week', 'month' or 'year': only recent results.
-            date_from (date | None): Only results published on or after this date.
-            date_to (date | None): Only results published on or before this date.
-            include_answer (bool): Also return a short synthesised answer.
-            country (str | None): Two-letter country code, e.g. 'de'.
-            language (str | None): Two-letter language code, e.g. 'fr'.
-            safesearch (str | None): 'off', 'moderate' or 'strict'.
-            page (int): Result page, 1 to 10.
-        """
-        arguments = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, locals())
-        response = await self.session.asearch(**arguments)
+    async def aweb_search(self, query: str = REQUIRED, **arguments: Any) -> str:
+        """``web_search`` on the running event loop."""
+        checked = self._validated(SEARCH_TOOL, SEARCH_ARGUMENTS, {"query": query, **arguments})
+        response = await self.session.asearch(**checked)
         return response.render()
 
-    def web_fetch(
-        self,
-        url: str = REQUIRED,
-        offset: int = 0,
-        max_bytes: int | None = None,
-        **unexpected: Any,
-    ) -> str:
-        """Fetch one page through the URL jail; returns it as markdown, fenced as data.
+    def web_fetch(self, url: str = REQUIRED, **arguments: Any) -> str:
+        """Fetch one page through the URL jail; returns it as markdown, fenced as data."""
+        checked = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, {"url": url, **arguments})
+        return self.session.fetch(**checked).render()
 
-        Args:
-            url (str): The page's full http(s) URL, usually one from a web_search result.
-            offset (int): Where to continue a long page: the offset the last cut marker gave.
-            max_bytes (int | None): Read at most this many bytes (default 2 MB).
-        """
-        arguments = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, locals())
-        return self.session.fetch(**arguments).render()
-
-    async def aweb_fetch(
-        self,
-        url: str = REQUIRED,
-        offset: int = 0,
-        max_bytes: int | None = None,
-        **unexpected: Any,
-    ) -> str:
-        """``web_fetch`` on the running event loop.
-
-        Args:
-            url (str): The page's full http(s) URL, usually one from a web_search result.
-            offset (int): Where to continue a long page: the offset the last cut marker gave.
-            max_bytes (int | None): Read at most this many bytes (default 2 MB).
-        """
-        arguments = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, locals())
-        page = await self.session.afetch(**arguments)
+    async def aweb_fetch(self, url: str = REQUIRED, **arguments: Any) -> str:
+        """``web_fetch`` on the running event loop."""
+        checked = self._validated(FETCH_TOOL, FETCH_ARGUMENTS, {"url": url, **arguments})
+        page = await self.session.afetch(**checked)
         return page.render()
+
+    # Their ``Args:`` blocks, for help() and for readers of docstrings, from the same source.
+    for _function, _arguments in (
+        (web_search, SEARCH_ARGUMENTS),
+        (aweb_search, SEARCH_ARGUMENTS),
+        (web_fetch, FETCH_ARGUMENTS),
+        (aweb_fetch, FETCH_ARGUMENTS),
+    ):
+        _function.__doc__ = inspect.cleandoc(_function.__doc__ or "") + arguments_doc(_arguments)
+    del _function, _arguments
 
 
 class ApprovalRequired(InputRequiredEvent):

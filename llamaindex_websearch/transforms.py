@@ -18,7 +18,7 @@ from pydantic import Field, PrivateAttr, field_serializer
 from llamaindex_websearch.readers import page_document
 from websearch_core import Page, WebSearch, WebSearchError
 from websearch_core.bulk import BulkConfig
-from websearch_core.documents import settle
+from websearch_core.documents import ok_or_error
 
 __all__ = ["WebPageFetch"]
 
@@ -86,7 +86,7 @@ class WebPageFetch(TransformComponent):
         return None
 
     def _merged(self, node: BaseNode, outcome: Page | WebSearchError, url: str) -> BaseNode:
-        settled = settle(outcome)
+        settled = ok_or_error(outcome)
         if isinstance(settled, Page):
             document = page_document(settled)
             document.metadata = {**node.metadata, **document.metadata}

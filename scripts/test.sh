@@ -25,6 +25,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy"
 .venv/bin/mypy
+echo "== import-linter (the layering, pyproject.toml's [tool.importlinter])"
+.venv/bin/lint-imports --no-cache
 echo "== pytest"
 status=0
 # Only loopback: in a network namespace of its own (no interface but lo), no test and no

@@ -429,12 +429,12 @@ def test_a_byline_is_shown_once_whatever_its_language_or_form(
 
 def _css_candidate_selector() -> str:
     """The selector ``remove_chrome`` used before the regular expression (the oracle)."""
-    from websearch_core.extract import clean
+    from websearch_core.extract import furniture
 
     parts: list[str] = []
     for attribute in ("class", "id"):
-        parts.extend(f"[{attribute}*={fragment} i]" for fragment in clean._FURNITURE_FRAGMENTS)
-        for word in clean._FURNITURE_PREFIXES:
+        parts.extend(f"[{attribute}*={fragment} i]" for fragment in furniture._FURNITURE_FRAGMENTS)
+        for word in furniture._FURNITURE_PREFIXES:
             parts.append(f"[{attribute}~={word} i]")
             for joint in ("-", "_"):
                 parts.append(f'[{attribute}*="{word}{joint}" i]')
@@ -445,9 +445,9 @@ def _css_candidate_selector() -> str:
 def _names() -> st.SearchStrategy[str]:
     """Class or id values built of furniture words, near-misses and separators: each word
     followed by a joint, CSS whitespace, other whitespace or nothing."""
-    from websearch_core.extract import clean
+    from websearch_core.extract import furniture
 
-    prefixes = list(clean._FURNITURE_PREFIXES)
+    prefixes = list(furniture._FURNITURE_PREFIXES)
     # Mostly the short words whose place in the name decides (``ad`` alone, before or after a
     # joint, inside a longer word), a few fragments, and near-misses that are neither.
     word = st.sampled_from(
@@ -455,7 +455,7 @@ def _names() -> st.SearchStrategy[str]:
             *prefixes,
             *(w.upper() for w in prefixes),
             *(w.title() for w in prefixes),
-            *clean._FURNITURE_FRAGMENTS[:4],
+            *furniture._FURNITURE_FRAGMENTS[:4],
             *("x", "main", "adventure", "navy", "tagline", "metadata", "load", "head"),
             *("s\u212aip", "\u212aomment", "\u0130d", "é", "0"),  # \u212a: the Kelvin sign
         ]
@@ -473,7 +473,7 @@ def test_the_candidate_pattern_reads_names_as_the_css_selector_did(
 
     from selectolax.lexbor import LexborHTMLParser
 
-    from websearch_core.extract.clean import may_name_furniture
+    from websearch_core.extract.furniture import may_name_furniture
 
     page = (
         f'<html><body><div class="{html.escape(class_value)}" id="{html.escape(id_value)}">'

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from websearch_core import extract
-from websearch_core.extract.clean import _cached_name_words, furniture_word
+from websearch_core.extract.furniture import _cached_name_words, furniture_word
 
 LOREM = (
     "The valley road climbs past the old mill, where the river narrows and the water runs "

@@ -14,6 +14,7 @@ import gzip
 import json
 import socket
 import sys
+import threading
 import time
 import tracemalloc
 import zlib
@@ -622,3 +623,20 @@ def test_timings_are_recorded(server: ScriptedServer) -> None:
     page = session().fetch(f"{server.url}/t")
     wall_ms = (time.monotonic() - started) * 1000
     assert 150 <= page.headers_ms <= page.elapsed_ms <= wall_ms
+
+
+def test_a_session_ends_the_threads_that_looked_up_its_names(server: ScriptedServer) -> None:
+    # getaddrinfo runs on threads the session's transport owns (none at module level): a name
+    # that hangs holds only that session's, and closing the session ends them.
+    server.script("/n", Reply(200, "x", {"Content-Type": "text/plain"}))
+    before = set(threading.enumerate())
+    ws = session()
+    assert ws.fetch(f"http://name.test:{port_of(server)}/n").content == "x"
+    lookups = [t for t in set(threading.enumerate()) - before if t.name.startswith("websearch-dns")]
+    assert lookups  # the name was looked up on one of them
+    kept = ws._fetcher._transport  # held here: its threads must end on close, not on collection
+    ws.close()
+    for thread in lookups:
+        thread.join(timeout=10)  # a generous bound: an idle thread ends at once
+        assert not thread.is_alive()
+    assert kept is not None

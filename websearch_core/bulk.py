@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websearch_core.documents import settle, url_list
+from websearch_core.documents import ok_or_error, url_list
 from websearch_core.errors import (
     ConfigurationError,
     FetchError,
@@ -167,7 +167,7 @@ def record(url: object, outcome: Page | WebSearchError) -> dict[str, Any]:
                 outcome.content.encode("utf-8", "surrogatepass")
             ).hexdigest()
             return row
-        failure = settle(outcome)
+        failure = ok_or_error(outcome)
         row["error_code"] = "http_error"
         row["error_message"] = str(failure)
         return row
@@ -190,7 +190,7 @@ def fetch_batch(
     own = session is None
     reader = config.new_session() if session is None else session
     try:
-        return [record(url, outcome) for url, outcome in reader.fetch_many(_listed(urls))]
+        return [record(url, outcome) for url, outcome in reader.fetch_many(url_list(urls))]
     finally:
         if own:
             reader.close()
@@ -207,16 +207,10 @@ async def afetch_batch(
     own = session is None
     reader = config.new_session() if session is None else session
     try:
-        return [record(url, outcome) async for url, outcome in reader.afetch_many(_listed(urls))]
+        return [record(url, outcome) async for url, outcome in reader.afetch_many(url_list(urls))]
     finally:
         if own:
             await reader.aclose()
-
-
-def _listed(urls: Iterable[object] | str) -> list[Any]:
-    # As a loader's urls (one URL is a batch of one; an item of the wrong type is its own
-    # failed row), with numpy scalars made Python ones.
-    return [item.item() if hasattr(item, "item") else item for item in url_list(urls)]
 
 
 def arrow_schema() -> Any:

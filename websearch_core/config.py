@@ -308,8 +308,9 @@ class Settings(BaseModel):
     )
     fetch_allow_private: bool = setting(
         False,
-        "also fetch loopback and private addresses (never metadata endpoints): for an intranet "
-        "agent or local testing. The operator's setting: no tool argument reaches it",
+        "also fetch loopback and private addresses (never metadata endpoints; `1` in the "
+        "environment): for an intranet agent or local testing. The operator's setting: no "
+        "tool argument reaches it",
         "WEBSEARCH_FETCH_ALLOW_PRIVATE",
         shown="off",
     )
@@ -348,8 +349,8 @@ class Settings(BaseModel):
     )
     bulk_robots: bool = setting(
         True,
-        "bulk reads skip what a site's `robots.txt` disallows (`fetch_many(robots=)` per "
-        "call); an agent's single fetch never reads robots.txt",
+        "bulk reads skip what a site's `robots.txt` disallows (`1`/`0` in the environment; "
+        "`fetch_many(robots=)` per call); an agent's single fetch never reads robots.txt",
         "WEBSEARCH_BULK_ROBOTS",
         shown="on",
     )

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Iterable, Mapping
 from typing import Any
 
-from websearch_core.errors import FetchError, InvalidRequestError, WebSearchError
+from websearch_core.errors import FetchError, WebSearchError
+from websearch_core.fetch.many import urls_of
 from websearch_core.models import Page, SearchResult
 
 __all__ = [
     "METADATA_KEYS",
     "document_id",
+    "ok_or_error",
     "page_metadata",
     "result_metadata",
-    "settle",
     "url_list",
 ]
 
@@ -72,7 +72,7 @@ def result_metadata(result: SearchResult, provider: str) -> dict[str, Any]:
     }
 
 
-def settle(outcome: Page | WebSearchError) -> Page | WebSearchError:
+def ok_or_error(outcome: Page | WebSearchError) -> Page | WebSearchError:
     """A fetch outcome as a pipeline sees it: a non-2xx page is a failure, not a document
     made of the error page's text."""
     if isinstance(outcome, Page) and not outcome.ok:
@@ -80,14 +80,7 @@ def settle(outcome: Page | WebSearchError) -> Page | WebSearchError:
     return outcome
 
 
-def url_list(urls: object) -> list[str]:
-    """A loader's or reader's ``urls`` argument as a list: one URL, or any iterable of them.
-
-    Each item is checked when it is fetched, so one bad item is that item's failure; only an
-    argument that is not a URL or an iterable at all is refused here.
-    """
-    if isinstance(urls, str):
-        return [urls]
-    if isinstance(urls, Iterable) and not isinstance(urls, bytes | Mapping):
-        return list(urls)
-    raise InvalidRequestError("urls must be a URL or a list of URLs, such as ['https://go.dev/']")
+def url_list(urls: object) -> list[Any]:
+    """A loader's or reader's ``urls`` argument as a list: one URL, or any iterable of them
+    (read as every batch reads its ``urls``: ``fetch.many.urls_of``)."""
+    return list(urls_of(urls))

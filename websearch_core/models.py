@@ -19,6 +19,8 @@ from pydantic import (
 )
 
 from websearch_core.domains import normalise_domain
+from websearch_core.errors import InvalidRequestError
+from websearch_core.render import render_page, render_search
 from websearch_core.text import one_line
 
 __all__ = [
@@ -367,8 +369,6 @@ class SearchResponse(BaseModel):
 
     def render(self) -> str:
         """Exactly the text the model reads."""
-        from websearch_core.render import render_search
-
         return render_search(self)
 
 
@@ -415,9 +415,6 @@ class Page(BaseModel):
 
     def render(self, max_chars: int | None = None, offset: int | None = None) -> str:
         """Exactly the text the model reads: fenced, labelled, within the output budget."""
-        from websearch_core.errors import InvalidRequestError
-        from websearch_core.render import render_page
-
         for name, value in (("max_chars", max_chars), ("offset", offset)):
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise InvalidRequestError(f"{name} must be a whole number")

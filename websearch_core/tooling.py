@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from types import UnionType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
@@ -30,6 +31,7 @@ __all__ = [
     "SEARCH_TOOL",
     "Argument",
     "argument_error",
+    "arguments_doc",
     "arguments_model",
     "describe_call",
     "invalid_arguments",
@@ -207,6 +209,28 @@ FETCH_ARGUMENTS: tuple[Argument, ...] = (
         ge=1,
     ),
 )
+
+
+def _type_name(annotation: Any) -> str:
+    """A type as a docstring's ``Args:`` shows it: ``int``, ``str | None``, ``list[str]``."""
+    union = get_origin(annotation) in (Union, UnionType)
+    names = []
+    for part in get_args(annotation) if union else (annotation,):
+        if get_origin(part) is Annotated:
+            part = get_args(part)[0]
+        if get_origin(part) is Literal:
+            part = type(get_args(part)[0])
+        if part is type(None):
+            names.append("None")
+        else:
+            names.append(str(part) if get_args(part) else getattr(part, "__name__", str(part)))
+    return " | ".join(names)
+
+
+def arguments_doc(arguments: tuple[Argument, ...]) -> str:
+    """An ``Args:`` block (Google style, as LlamaIndex reads docstrings) for ``arguments``."""
+    lines = [f"    {a.name} ({_type_name(a.annotation)}): {a.description}" for a in arguments]
+    return "\n\nArgs:\n" + "\n".join(lines) + "\n"
 
 
 def search_arguments(session: WebSearch) -> tuple[Argument, ...]:

@@ -13,9 +13,24 @@ Pipeline: ``bounds`` (size, attribute and nesting caps, so time and memory stay 
 ``selectolax`` (lexbor) parse → ``metadata`` (JSON-LD, Open Graph, ``<meta>``) →
 ``clean`` (junk tags, chrome) → ``select`` (paragraph votes, link density, siblings,
 pruning) → ``markdown`` (one walk, markdown and text together; inline links).
+
+``html_formats`` gives a program (``scrape``) the formats it asks for from one parse:
+markdown, cleaned HTML, links, after CSS selector filters. Only this package's names are
+used from outside it (``tests/test_architecture.py`` and import-linter check).
 """
 
+from websearch_core.extract.bounds import bound_size
 from websearch_core.extract.document import ExtractedDocument, ExtractMode
+from websearch_core.extract.formats import HtmlFormats, html_formats
 from websearch_core.extract.pipeline import MAX_TAGS, extract, whole_page
 
-__all__ = ["MAX_TAGS", "ExtractMode", "ExtractedDocument", "extract", "whole_page"]
+__all__ = [
+    "MAX_TAGS",
+    "ExtractMode",
+    "ExtractedDocument",
+    "HtmlFormats",
+    "bound_size",
+    "extract",
+    "html_formats",
+    "whole_page",
+]

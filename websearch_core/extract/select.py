@@ -19,15 +19,13 @@ from dataclasses import dataclass
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.clean import (
+from websearch_core.extract.clean import carries_lead, prose_by_node, remove_nodes
+from websearch_core.extract.furniture import (
     CONTENT_WORDS,
-    carries_lead,
     furniture_word,
     is_always_furniture,
     name_words,
     names,
-    prose_by_node,
-    remove_nodes,
 )
 
 __all__ = ["Selection", "prune", "select_main"]

@@ -8,7 +8,7 @@
 - One deadline covers the whole fetch — connect, TLS, headers, body, every redirect — held at
   the socket (``deadline.py``), so a server trickling a byte a second cannot hold the call
   past it. Turning the bytes into text happens after the deadline, and is bounded by the
-  size of what was read (``extract`` is linear in its input; see ``extract/clean.py``).
+  size of what was read (``extract`` is linear in its input; see ``extract/bounds.py``).
 - The read ceiling counts DECODED bytes while streaming (``body.py``).
 """
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import time
 from typing import Literal
-from urllib.parse import urldefrag, urljoin
 
 from pydantic import (
     BaseModel,
@@ -31,13 +30,10 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from selectolax.lexbor import LexborHTMLParser, LexborNode, SelectolaxError
+from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract import MAX_TAGS, extract, whole_page
-from websearch_core.extract.bounds import bound_nesting, bound_size
-from websearch_core.extract.clean import remove_chrome, remove_junk
-from websearch_core.extract.metadata import read_metadata
+from websearch_core.extract import MAX_TAGS, bound_size, extract, html_formats
 from websearch_core.fetch.content import convert, decode_text
 from websearch_core.fetch.fetcher import Fetched
 from websearch_core.models import argument_message
@@ -120,69 +116,6 @@ class ScrapedPage(BaseModel):
     elapsed_ms: float = 0.0
 
 
-def _links(tree: LexborHTMLParser, base: str) -> list[str]:
-    found: dict[str, None] = {}
-    for anchor in tree.css("a[href]"):
-        href = (anchor.attributes.get("href") or "").strip()
-        try:
-            absolute = urldefrag(urljoin(base, href)).url
-        except ValueError:  # an unclosed IPv6 bracket and the like: not a link
-            continue
-        if absolute.startswith(("http://", "https://")):
-            found[absolute] = None
-            if len(found) >= MAX_LINKS:
-                break
-    return list(found)
-
-
-def _filtered(tree: LexborHTMLParser, options: ScrapeOptions) -> str:
-    """The page after ``exclude_tags`` and ``include_tags``, as HTML.
-
-    Only the outermost element of nested matches is kept (once, however many selectors
-    match it), so what is kept is never larger than the page: ``*`` or ``div`` on deeply
-    nested markup would otherwise copy each element once per ancestor.
-    """
-    root = tree.root.mem_id if tree.root is not None else None
-    for selector in options.exclude_tags:
-        for node in reversed(tree.css(selector)):
-            if node.mem_id != root:  # the document's root element stays
-                node.decompose()
-    if not options.include_tags:
-        return tree.html or ""
-    matched = {
-        node.mem_id: node for selector in options.include_tags for node in tree.css(selector)
-    }
-    kept = []
-    for node in tree.root.traverse() if tree.root is not None else ():
-        if node.mem_id in matched and not _inside(node, matched):
-            kept.append(node.html or "")
-    return "<html><body>" + "".join(kept) + "</body></html>"
-
-
-def _inside(node: LexborNode, matched: dict[int, LexborNode]) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.mem_id in matched:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _markdown(html: str, url: str, main_content: bool) -> str:
-    if main_content:
-        return extract(html, url, mode="article").markdown
-    return whole_page(html, url)
-
-
-def _clean_html(html: str, main_content: bool) -> str:
-    tree = LexborHTMLParser(html)
-    remove_junk(tree)
-    if main_content:
-        remove_chrome(tree)
-    body = tree.body
-    return (body.html or "") if body is not None else ""
-
-
 def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
     """Convert one fetched response into the formats ``options`` asks for (CPU only)."""
     url = fetched.final.url
@@ -194,17 +127,22 @@ def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
         sized, _ = bound_size(text)
         if sized.count("<") > MAX_TAGS:
             return _scraped(fetched, _as_text(sized, text, url, options))
-        bounded, _ = bound_nesting(sized)
-        tree = LexborHTMLParser(bounded)
-        meta = read_metadata(tree, url)
-        fields.update(title=meta.title, description=meta.description, language=meta.language)
-        if "links" in wanted:
-            fields["links"] = _links(tree, url)
-        filtered = _filtered(tree, options)
-        if "markdown" in wanted:
-            fields["markdown"] = clean_text(_markdown(filtered, url, options.main_content))
-        if "html" in wanted:
-            fields["html"] = _clean_html(filtered, options.main_content)
+        read = html_formats(
+            sized,
+            url,
+            wanted,
+            main_content=options.main_content,
+            include_tags=options.include_tags,
+            exclude_tags=options.exclude_tags,
+            max_links=MAX_LINKS,
+        )
+        fields.update(title=read.title, description=read.description, language=read.language)
+        if read.links is not None:
+            fields["links"] = read.links
+        if read.markdown is not None:
+            fields["markdown"] = clean_text(read.markdown)
+        if read.html is not None:
+            fields["html"] = read.html
         if "raw_html" in wanted:
             fields["raw_html"] = text
     else:

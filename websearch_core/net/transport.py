@@ -62,9 +62,10 @@ PROVIDER_LIMITS = httpx.Limits(max_connections=20, max_keepalive_connections=10)
 #: opened another (1,000 pages from one host took 612-1,000 connections). Each connection is
 #: one origin's, to the address that was checked when it was opened; reuse never re-targets it.
 _FETCH_LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)
-# getaddrinfo cannot be cancelled or given a timeout, so it runs on a small pool of threads
-# and the caller stops waiting when its connect timeout is up.
-_RESOLVER_THREADS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="websearch-dns")
+#: getaddrinfo cannot be cancelled or given a timeout, so it runs on a few threads of the
+#: transport's own (a name that hangs holds only that transport's) and the caller stops
+#: waiting when its connect timeout is up.
+RESOLVER_THREADS = 8
 
 
 def system_resolver(host: str, port: int) -> list[IPAddress]:
@@ -109,6 +110,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
         self._policy = policy
         self._resolver = resolver
         self._inner = DeadlineBackend(inner)
+        self._resolving = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="websearch-dns")
 
     def connect_tcp(
         self,
@@ -121,7 +123,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
         if read_ip(host) is not None:  # nothing to look up: checked here, at once
             addresses = resolve_checked(host, port, self._policy, self._resolver)
         else:
-            future = _RESOLVER_THREADS.submit(
+            future = self._resolving.submit(
                 resolve_checked, host, port, self._policy, self._resolver
             )
             try:
@@ -142,6 +144,10 @@ class _PinnedBackend(httpcore.NetworkBackend):
 
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
+
+    def close(self) -> None:
+        """Lookups not started are dropped; one under way ends on its own."""
+        self._resolving.shutdown(wait=False, cancel_futures=True)
 
 
 class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):
@@ -461,10 +467,12 @@ class JailedTransport(httpx.HTTPTransport):
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
         super().__init__(trust_env=False)
-        self._pool = _ExactPool(
-            **_pool_options(verify, limits),
-            network_backend=_PinnedBackend(policy, resolver, network_backend),
-        )
+        self._backend = _PinnedBackend(policy, resolver, network_backend)
+        self._pool = _ExactPool(**_pool_options(verify, limits), network_backend=self._backend)
+
+    def close(self) -> None:
+        super().close()
+        self._backend.close()
 
 
 class AsyncJailedTransport(httpx.AsyncHTTPTransport):
