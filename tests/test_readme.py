@@ -125,7 +125,7 @@ def _serve_hosts_from(port: int, ca: trustme.CA, monkeypatch: pytest.MonkeyPatch
         ca.configure_trust(context)
         return context
 
-    monkeypatch.setattr("websearch_core.session.system_resolver", resolve)
+    monkeypatch.setattr("websearch_core.fetch.service.system_resolver", resolve)
     monkeypatch.setattr("websearch_core.net.transport._ssl_context", trusting)
     for backend in (httpcore.SyncBackend, httpcore.AnyIOBackend):
         monkeypatch.setattr(backend, "connect_tcp", redirected(backend.connect_tcp))

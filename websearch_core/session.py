@@ -32,17 +32,16 @@ from websearch_core.blend.run import BlendRunner, BlendSearch
 from websearch_core.boundary import apublic, public
 from websearch_core.config import Settings, SettingsArguments
 from websearch_core.errors import ConfigurationError, WebSearchError
-from websearch_core.fetch.fetcher import Fetcher, FetchLimits
 from websearch_core.fetch.many import BulkDefaults, BulkReader
 from websearch_core.fetch.politeness import HostPace, HostSlots
 from websearch_core.fetch.robots import RobotsCache
 from websearch_core.fetch.scrape import ScrapedPage, ScrapeFormat
-from websearch_core.fetch.service import PAGE_MEMO_SIZE, FetchService
+from websearch_core.fetch.service import PAGE_MEMO_SIZE, FetchService, fetcher_for
 from websearch_core.fetch.workers import ConversionWorkers, default_workers
 from websearch_core.memo import Memo
 from websearch_core.models import Page, SearchOptions, SearchResponse, validation_message
 from websearch_core.net.jail import JailPolicy
-from websearch_core.net.transport import Resolver, system_resolver
+from websearch_core.net.transport import Resolver
 from websearch_core.planning import Planner
 from websearch_core.providers import configure
 from websearch_core.redact import Redactor, redact_library_logs
@@ -109,18 +108,7 @@ class WebSearch:
             user_agent=_USER_AGENT, http_client=http_client, async_http_client=async_http_client
         )
         self._lanes = BlockingLanes()
-        self._fetcher = Fetcher(
-            policy=_jail_policy(s, fetch_policy),
-            resolver=resolver or system_resolver,
-            limits=FetchLimits(
-                max_bytes=s.fetch_max_bytes,
-                deadline_s=s.fetch_timeout,
-                max_redirects=s.fetch_max_redirects,
-            ),
-            verify=verify,
-            proxy=s.fetch_proxy.get_secret_value() if s.fetch_proxy else None,
-            user_agent=_USER_AGENT,
-        )
+        self._fetcher = fetcher_for(s, fetch_policy, resolver, verify, _USER_AGENT)
         driver = Driver(
             self._clients,
             self._lanes,
@@ -333,18 +321,3 @@ class WebSearch:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
-
-
-def _jail_policy(settings: Settings, given: JailPolicy | None) -> JailPolicy:
-    """Model-chosen URLs: public addresses only (unless the operator opened private ones),
-    and the operator's domain lists (``allow_domains``/``deny_domains``, arguments or
-    environment), which a policy the host passes is narrowed by, never replaces."""
-    allow, deny = frozenset(settings.allow_domains), frozenset(settings.deny_domains)
-    try:
-        if given is None:
-            return JailPolicy(
-                allow_private=settings.fetch_allow_private, allow_domains=allow, deny_domains=deny
-            )
-        return given.restricted(allow, deny)
-    except ValueError as exc:
-        raise ConfigurationError(f"bad domain list: {exc}") from None

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import anyio
 from pydantic import ValidationError
 
-from websearch_core.errors import InvalidRequestError
-from websearch_core.fetch.fetcher import Fetched, Fetcher
+from websearch_core.config import Settings
+from websearch_core.errors import ConfigurationError, InvalidRequestError
+from websearch_core.fetch.fetcher import Fetched, Fetcher, FetchLimits
 from websearch_core.fetch.scrape import (
     ScrapedPage,
     ScrapeOptions,
@@ -25,9 +27,10 @@ from websearch_core.fetch.scrape import (
 from websearch_core.fetch.workers import ConversionWorkers
 from websearch_core.memo import Memo
 from websearch_core.models import FetchRequest, Page, argument_message
-from websearch_core.net.jail import Target, parse_url
+from websearch_core.net.jail import JailPolicy, Target, parse_url
+from websearch_core.net.transport import Resolver, system_resolver
 
-__all__ = ["PAGE_MEMO_SIZE", "FetchService", "PageKey"]
+__all__ = ["PAGE_MEMO_SIZE", "FetchService", "PageKey", "fetcher_for"]
 
 T = TypeVar("T")
 
@@ -168,3 +171,40 @@ def _logged(page: ScrapedPage) -> ScrapedPage:
         page.elapsed_ms,
     )
     return page
+
+
+def fetcher_for(
+    settings: Settings,
+    policy: JailPolicy | None,
+    resolver: Resolver | None,
+    verify: ssl.SSLContext | bool,
+    user_agent: str,
+) -> Fetcher:
+    """The session's fetcher: its jail (``_jail_policy``), limits and proxy from the settings."""
+    return Fetcher(
+        policy=_jail_policy(settings, policy),
+        resolver=resolver or system_resolver,
+        limits=FetchLimits(
+            max_bytes=settings.fetch_max_bytes,
+            deadline_s=settings.fetch_timeout,
+            max_redirects=settings.fetch_max_redirects,
+        ),
+        verify=verify,
+        proxy=settings.fetch_proxy.get_secret_value() if settings.fetch_proxy else None,
+        user_agent=user_agent,
+    )
+
+
+def _jail_policy(settings: Settings, given: JailPolicy | None) -> JailPolicy:
+    """Model-chosen URLs: public addresses only (unless the operator opened private ones),
+    and the operator's domain lists (``allow_domains``/``deny_domains``, arguments or
+    environment), which a policy the host passes is narrowed by, never replaces."""
+    allow, deny = frozenset(settings.allow_domains), frozenset(settings.deny_domains)
+    try:
+        if given is None:
+            return JailPolicy(
+                allow_private=settings.fetch_allow_private, allow_domains=allow, deny_domains=deny
+            )
+        return given.restricted(allow, deny)
+    except ValueError as exc:
+        raise ConfigurationError(f"bad domain list: {exc}") from None
