@@ -188,3 +188,21 @@ def test_every_provider_is_registered_and_its_facts_name_real_settings() -> None
         assert not (cls.grounded and cls.blends), f"{name}: grounded answers are not blended"
         if cls.grounded:
             assert getattr(cls, "model_setting", None) in fields, f"{name} has no model setting"
+
+
+def test_the_architecture_page_places_every_module() -> None:
+    # Its tree has a line per module (the service's are named on one line): a module added
+    # without a line there fails here.
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "websearch_core").rglob("*.py")):
+        if path.name == "__init__.py" and path.parent.name in (
+            "net",
+            "fetch",
+            "search",
+            "blend",
+            "server",
+        ):
+            continue  # a package's docstring only: its folder's line stands for it
+        assert re.search(rf"\b{re.escape(path.name)}\b", page), (
+            f"docs/architecture.md leaves out {path}"
+        )

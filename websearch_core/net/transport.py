@@ -497,8 +497,8 @@ class AsyncJailedTransport(httpx.AsyncHTTPTransport):
 class ProviderTransport(httpx.HTTPTransport):
     """The operator lane (provider APIs): no jail, but the deadline and the exact reuse.
 
-    Each provider has one of its own (``session.py``): a provider that hangs fills only its
-    own pool, never another's."""
+    Each provider has one of its own (``search/bulkheads.py``): a provider that hangs fills
+    only its own pool, never another's."""
 
     def __init__(
         self,

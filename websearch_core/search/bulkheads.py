@@ -46,7 +46,7 @@ SLOTS = PROVIDER_LIMITS.max_connections or 20
 
 @dataclass(frozen=True)
 class Lane(Generic[C, S]):
-    """One provider's client and the slots its requests take (``http.send``)."""
+    """One provider's client and the slots its requests take (``providers/send.py``)."""
 
     client: C
     slots: S
