@@ -38,7 +38,7 @@ class WebSearchTool(BaseTool):
         ``pip install -e '.[langchain,ddgs]'`` in a clone
         (``websearch-pack[langchain,ddgs]`` once released). With nothing else, the keyless
         ddgs provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
-        add those providers (see the README's configuration table).
+        add those providers (see docs/configuration.md).
 
     Instantiate:
         .. code-block:: python
@@ -136,7 +136,7 @@ class WebFetchTool(BaseTool):
 
             from langchain_websearch import WebFetchTool
 
-            tool = WebFetchTool()        # public internet only; see the README for the jail
+            tool = WebFetchTool()        # public internet only; see docs/fetch.md for the jail
 
     Invoke:
         .. code-block:: python

@@ -242,7 +242,7 @@ class WebSearchReader(_FailureReporting):
         ``pip install -e '.[llamaindex,ddgs]'`` in a clone
         (``websearch-pack[llamaindex,ddgs]`` once released). With nothing else the keyless
         ddgs provider runs; set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
-        add those providers (see the README's configuration table).
+        add those providers (see docs/configuration.md).
 
     Instantiate:
         .. code-block:: python

@@ -15,7 +15,7 @@ from llama_index.core.tools.tool_spec.base import SPEC_FUNCTION_TYPE, BaseToolSp
 from llama_index.core.workflow import Context, HumanResponseEvent, InputRequiredEvent
 from pydantic import BaseModel, ValidationError
 
-from websearch_core import InvalidRequestError, WebSearch
+from websearch_core import WebSearch
 from websearch_core.tooling import (
     FETCH_ARGUMENTS,
     FETCH_DESCRIPTION,
@@ -25,7 +25,7 @@ from websearch_core.tooling import (
     SEARCH_DESCRIPTION,
     SEARCH_TOOL,
     Argument,
-    argument_error,
+    argument_failure,
     arguments_doc,
     arguments_model,
     describe_call,
@@ -52,7 +52,7 @@ class WebSearchToolSpec(BaseToolSpec):
         ``pip install -e '.[llamaindex,ddgs]'`` in a clone
         (``websearch-pack[llamaindex,ddgs]`` once released). With nothing else, the keyless
         ddgs provider runs. Set ``BRAVE_API_KEY``, ``TAVILY_API_KEY`` or ``SEARXNG_URL`` to
-        add those providers (see the README's configuration table).
+        add those providers (see docs/configuration.md).
 
     Instantiate:
         .. code-block:: python
@@ -139,7 +139,7 @@ class WebSearchToolSpec(BaseToolSpec):
         try:
             checked = self._schemas[tool].model_validate(asked)
         except ValidationError as exc:
-            raise InvalidRequestError(argument_error(exc, tool, self.session)) from None
+            raise argument_failure(exc, tool, self.session) from None
         return {name: value for name, value in checked.model_dump().items() if value is not None}
 
     @staticmethod

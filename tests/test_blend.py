@@ -321,6 +321,22 @@ def test_a_meter_of_ones_own_is_asked_and_told(
     assert response.skipped == {"mojeek": "the metering budget is spent"}
 
 
+def test_a_meter_swapped_between_searches_is_the_one_asked(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    ws = blend(brave, mojeek)
+    assert ws.search("q").usage.paid == {"brave": 1.0, "mojeek": 1.0}
+    spent = BudgetMeter(budget_cents=0)
+    ws.meter = spent  # a new budget period: the next search asks this one
+    assert ws.meter is spent
+    response = ws.search("other words")
+    assert response.skipped == {
+        "brave": "the metering budget is spent",
+        "mojeek": "the metering budget is spent",
+    }
+    assert response.usage.paid == {}
+
+
 def test_an_engine_that_cannot_honour_an_option_is_left_out_never_sent_without_it(
     ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
 ) -> None:
@@ -477,6 +493,9 @@ def test_canonical_url_is_total_and_idempotent(url: str) -> None:
         "a?utm_source=1 ",
         "https://e.com/ / /",
         "\x08\xa0\x08",  # urlsplit strips leading C0 controls and space itself
+        "////@",  # a path of '//@' with no host was written back as the host '@'
+        "//",
+        "///a//b",
     ],
 )
 def test_canonical_url_is_idempotent_where_the_property_test_found_it_was_not(url: str) -> None:

@@ -622,8 +622,10 @@ def test_an_unreachable_robots_txt_fails_the_sites_pages_with_why(
     with session(fetch_timeout=0.5) as ws:
         outcomes = [o for _, o in ws.fetch_many(urls)]
     assert all(isinstance(o, FetchError) and o.retryable for o in outcomes)
-    assert "could not read" in str(outcomes[0])
-    assert "robots.txt" in str(outcomes[0])
+    # Said as the site's failure (it did not answer in time), and where it was found.
+    assert str(outcomes[0]).startswith("the page did not arrive within")
+    assert "asked first for http://127.0.0.1:" in str(outcomes[0])
+    assert "/robots.txt, so the page was not requested" in str(outcomes[0])
     assert server.hits("/robots.txt") == 1  # remembered for a minute, not retried per URL
 
 

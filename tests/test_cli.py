@@ -98,7 +98,7 @@ def test_providers_lists_what_is_missing(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["providers"]) == 0
     out = capsys.readouterr().out
     assert "ddgs: configured" in out
-    assert "brave: not configured (set BRAVE_API_KEY or pass brave_api_key=)" in out
+    assert "brave: not configured (set BRAVE_API_KEY)" in out
 
 
 def test_fetch_of_a_private_address_is_refused_unless_the_operator_allows_it(

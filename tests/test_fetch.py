@@ -19,6 +19,7 @@ import time
 import tracemalloc
 import zlib
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,7 @@ from websearch_core import (
     FetchError,
     FetchTimeoutError,
     InvalidRequestError,
+    Page,
     URLRefusedError,
     WebSearch,
 )
@@ -640,3 +642,58 @@ def test_a_session_ends_the_threads_that_looked_up_its_names(server: ScriptedSer
         thread.join(timeout=10)  # a generous bound: an idle thread ends at once
         assert not thread.is_alive()
     assert kept is not None
+
+
+def test_closing_a_session_does_not_fail_the_fetches_other_threads_are_running(
+    server: ScriptedServer,
+) -> None:
+    # A batch on one thread, close() on another while 16 lookups are waiting for 8 lookup
+    # threads (the review's case: the queued ones were cancelled, later ones found the pool
+    # shut, and each surfaced as an InternalError that called itself a bug).
+    server.script("/n", Reply(200, "x", {"Content-Type": "text/plain"}))
+    waiting = threading.Semaphore(0)
+    release = threading.Event()
+
+    def slow(host: str, port: int) -> list[Any]:
+        waiting.release()
+        release.wait(timeout=30)
+        return loopback_resolver(host, port)
+
+    ws = session(resolver=slow, convert_workers=0, memo_size=0)
+    urls = [f"http://h{i}.test:{port_of(server)}/n" for i in range(40)]
+
+    def close_mid_batch() -> None:
+        for _ in range(8):  # every lookup thread busy, the rest queued behind them
+            assert waiting.acquire(timeout=30)
+        ws.close()
+        release.set()
+
+    closer = threading.Thread(target=close_mid_batch)
+    closer.start()
+    outcomes = [o for _, o in ws.fetch_many(urls, concurrency=16, robots=False)]
+    closer.join(timeout=30)
+    assert [o.content if isinstance(o, Page) else repr(o) for o in outcomes] == ["x"] * 40
+    ws.close()
+
+
+@pytest.mark.parametrize(
+    ("asked", "note"),
+    [
+        (10**9, "max_bytes capped at 10,000,000 bytes (asked for 1,000,000,000)"),
+        (10, "max_bytes raised to 1,000 bytes (asked for 10)"),
+    ],
+)
+async def test_a_max_bytes_out_of_bounds_is_held_to_them_and_the_page_says_so(
+    server: ScriptedServer, asked: int, note: str
+) -> None:
+    server.script("/p", Reply(200, "hello", {"Content-Type": "text/plain"}))
+    with WebSearch(fetch_allow_private=True, convert_workers=0) as ws:
+        page = ws.fetch(f"{server.url}/p", max_bytes=asked)
+        assert page.notes == [note]
+        assert page.render().endswith(f"{FENCE_NOTE}\nNote: {note}.")
+        again = await ws.afetch(f"{server.url}/p", max_bytes=asked)  # from the memo: still said
+        assert again.from_memo
+        assert again.notes == [note]
+        within = ws.fetch(f"{server.url}/p", max_bytes=5_000)
+        assert within.notes == []
+        assert "Note:" not in within.render()

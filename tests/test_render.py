@@ -71,9 +71,33 @@ def test_snippets_and_titles_are_capped_per_result() -> None:
     assert len(result.title) <= 160
 
 
-def test_count_is_capped_at_ten() -> None:
-    with pytest.raises(ValueError, match="less than or equal to 10"):
-        WebSearch().search("x", count=11)
+@pytest.mark.parametrize("asked", [11, 20, 10**9])
+def test_a_count_over_ten_is_capped_and_the_response_says_so(
+    server: ScriptedServer, asked: int
+) -> None:
+    rows = [{"title": f"r{i}", "url": f"https://e.org/{i}", "content": "c"} for i in range(30)]
+    server.script("/search", Reply(200, {"results": rows}))
+    response = WebSearch("searxng", searxng_url=server.url).search("x", count=asked)
+    assert len(response.results) == 10
+    assert response.notes == [f"count capped at 10 (asked for {asked})"]
+    assert f"Note: count capped at 10 (asked for {asked}).\n\n10 results" in response.render()
+    # Up to the cap nothing is said: a note is for what was not given as asked.
+    exact = WebSearch("searxng", searxng_url=server.url).search("x", count=10)
+    assert exact.notes == []
+    assert "Note:" not in exact.render()
+
+
+@pytest.mark.parametrize("count", [0, -1, True, "5", 2.0])
+def test_a_count_that_is_no_whole_number_of_at_least_one_is_still_refused(count: object) -> None:
+    with pytest.raises(InvalidRequestError, match="count"):
+        WebSearch().search("x", count=count)  # type: ignore[arg-type]
+
+
+def test_an_answer_asked_for_and_not_given_is_said(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": [{"title": "t", "url": "https://e.org/"}]}))
+    response = WebSearch("searxng", searxng_url=server.url).search("x", include_answer=True)
+    assert response.answer is None
+    assert "Note: no answer: searxng gave none for this search, only results." in response.render()
 
 
 def test_memo_is_bounded(server: ScriptedServer) -> None:

@@ -406,14 +406,14 @@ def test_unconfigured_providers_say_what_is_missing() -> None:
     ws = WebSearch()
     assert ws.providers == ["ddgs"]
     assert ws.unconfigured == {
-        "brave": "set BRAVE_API_KEY or pass brave_api_key=",
-        "tavily": "set TAVILY_API_KEY or pass tavily_api_key=",
-        "mojeek": "set MOJEEK_API_KEY or pass mojeek_api_key=",
-        "searxng": "set SEARXNG_URL or pass searxng_url=",
-        "openai": "set OPENAI_API_KEY or pass openai_api_key=",
-        "anthropic": "set ANTHROPIC_API_KEY or pass anthropic_api_key=",
-        "gemini": "set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass gemini_api_key=",
-        "openrouter": "set OPENROUTER_API_KEY or pass openrouter_api_key=",
+        "brave": "set BRAVE_API_KEY",
+        "tavily": "set TAVILY_API_KEY",
+        "mojeek": "set MOJEEK_API_KEY",
+        "searxng": "set SEARXNG_URL",
+        "openai": "set OPENAI_API_KEY",
+        "anthropic": "set ANTHROPIC_API_KEY",
+        "gemini": "set GEMINI_API_KEY or GOOGLE_API_KEY",
+        "openrouter": "set OPENROUTER_API_KEY",
     }
 
 

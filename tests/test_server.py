@@ -117,9 +117,9 @@ def test_typed_search_refuses_bad_input_with_the_core_message(
 def test_typed_search_message_is_the_python_api_message(
     client: TestClient, engines: FakeEngines
 ) -> None:
-    reply = client.post("/v1/websearch", json={"query": "x", "count": 99}, headers=SEARCH)
+    reply = client.post("/v1/websearch", json={"query": "x", "count": 0}, headers=SEARCH)
     with _session(engines) as ws, pytest.raises(InvalidRequestError) as raised:
-        ws.search("x", count=99)
+        ws.search("x", count=0)
     assert reply.status_code == 400
     assert reply.json()["error"] == {
         "type": "InvalidRequestError",

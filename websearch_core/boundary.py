@@ -22,16 +22,17 @@ and nothing it reads may hold a configured secret. So:
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import traceback
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from websearch_core.errors import InternalError, WebSearchError
+from websearch_core.errors import InternalError, InvalidRequestError, WebSearchError
 from websearch_core.redact import Redactor
 
-__all__ = ["apublic", "boundary", "detached", "public"]
+__all__ = ["apublic", "boundary", "detached", "misfit", "public"]
 
 logger = logging.getLogger("websearch_core")
 
@@ -67,6 +68,32 @@ def boundary(operation: str, redactor: Redactor = _NOTHING) -> Iterator[None]:
         raise InternalError(operation, exc) from None
 
 
+def misfit(
+    operation: str, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> InvalidRequestError | None:
+    """Why ``args``/``kwargs`` do not fit ``signature``, as our error, or ``None`` if they
+    do. Only asked after a ``TypeError``, so a call that fits pays nothing for it: an unknown
+    keyword is bad input, which says what the valid ones are, not a bug in the package."""
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError:
+        pass
+    else:
+        return None
+    named = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    ]
+    unknown = sorted(set(kwargs) - set(named))
+    options = ", ".join(named) or "none"
+    if unknown:
+        return InvalidRequestError(
+            f"{operation} has no argument {unknown[0]!r}: its arguments are {options}"
+        )
+    return InvalidRequestError(f"{operation} was called with arguments that do not fit: {options}")
+
+
 def _redactor_of(owner: object) -> Redactor:
     redactor = getattr(owner, "_redactor", None)  # absent while a constructor is failing
     return redactor if isinstance(redactor, Redactor) else _NOTHING
@@ -78,11 +105,19 @@ def public(
     """A method as a public entry point: under ``boundary``, its error raised unchained."""
 
     def wrap(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+        signature = inspect.signature(method)
+
         @functools.wraps(method)
         def guarded(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
             try:
                 with boundary(operation, _redactor_of(self)):
-                    return method(self, *args, **kwargs)
+                    try:
+                        return method(self, *args, **kwargs)
+                    except TypeError:
+                        misfitting = misfit(operation, signature, (self, *args), kwargs)
+                        if misfitting is None:
+                            raise
+                        raise misfitting from None
             except WebSearchError as exc:
                 failure = exc
             raise detached(failure)  # outside the handler: nothing is chained to it again
@@ -102,11 +137,19 @@ def apublic(
     def wrap(
         method: Callable[Concatenate[S, P], Awaitable[R]],
     ) -> Callable[Concatenate[S, P], Awaitable[R]]:
+        signature = inspect.signature(method)
+
         @functools.wraps(method)
         async def guarded(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
             try:
                 with boundary(operation, _redactor_of(self)):
-                    return await method(self, *args, **kwargs)
+                    try:
+                        return await method(self, *args, **kwargs)
+                    except TypeError:
+                        misfitting = misfit(operation, signature, (self, *args), kwargs)
+                        if misfitting is None:
+                            raise
+                        raise misfitting from None
             except WebSearchError as exc:
                 failure = exc
             raise detached(failure)

@@ -14,7 +14,7 @@ an engine's own downloader (``url.download``, a UDF around ``requests.get``) has
 - ``SCHEMA`` / ``arrow_schema()``: the record's columns and types.
 
 Politeness holds per worker: partition the URLs by host before this stage, so each host's
-URLs meet in one worker (see the README's "Scale out"), or N workers send N times the rate.
+URLs meet in one worker (see docs/scale-out.md), or N workers send N times the rate.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """``websearch search QUERY`` and ``websearch fetch URL``: what a model would read, or JSON;
 ``websearch serve``: the HTTP service (``websearch_core/server``).
 
-Errors are one line on stderr and a non-zero exit, never a traceback: 2 for a bad request,
+Errors are one line on stderr (with ``--json``, ``{"error": {...}}`` on stdout, the core's
+``WebSearchError.as_dict``) and a non-zero exit, never a traceback: 2 for a bad request,
 a refused URL or a configuration problem (a port that cannot be listened on among them), 1
 for a provider or network failure, or output that cannot be written (a full disk, a closed
 stdout). A reader that stops early (``| head -1``) ends the output quietly, as Unix tools
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import math
 import os
@@ -24,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from websearch_core import __version__
 from websearch_core.errors import (
     ConfigurationError,
     InvalidRequestError,
@@ -48,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="websearch", description="Web search for LLM agents: prints what the model reads."
     )
+    parser.add_argument("--version", action="version", version=f"websearch {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     search = commands.add_parser("search", help="search the web and print the result menu")
     search.add_argument("query", nargs="+", help="the words to search for")
@@ -57,7 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="pin a provider (default: WEBSEARCH_PROVIDER, else auto)",
     )
-    search.add_argument("--count", type=int, default=5, help=f"results, 1 to {MAX_COUNT}")
+    search.add_argument(
+        "--count", type=int, default=5, help=f"results, 1 to {MAX_COUNT} (more is capped)"
+    )
     search.add_argument("--site", help="only results from this domain, e.g. docs.python.org")
     search.add_argument("--exclude", action="append", default=[], help="leave out this domain")
     search.add_argument("--freshness", choices=["day", "week", "month", "year"])
@@ -262,9 +268,12 @@ def _run(args: argparse.Namespace) -> tuple[int, str | None]:
                 include_answer=args.answer,
             )
     except WebSearchError as exc:
-        print(f"websearch: error: {exc}", file=sys.stderr)
         refused = ConfigurationError | InvalidRequestError | URLRefusedError
-        return (2 if isinstance(exc, refused) else 1), None
+        status = 2 if isinstance(exc, refused) else 1
+        if getattr(args, "json", False):  # a program reads stdout: the error as JSON there
+            return status, json.dumps({"error": exc.as_dict()}, indent=2)
+        print(f"websearch: error: {exc}", file=sys.stderr)
+        return status, None
     except KeyboardInterrupt:
         return 130, None
     return 0, response.model_dump_json(indent=2) if args.json else response.render()

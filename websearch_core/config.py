@@ -446,6 +446,17 @@ class SettingsArguments(TypedDict, total=False):
     bulk_robots: bool | None
 
 
+def how_to_set(name: str) -> str:
+    """How an operator turns ``name`` on, in words that hold in every projection: its
+    environment variable (a CLI, a service or an MCP server has no Python arguments; in code,
+    the argument is the setting's own name, as the configuration table says)."""
+    variables = ENVIRONMENT.get(name, ())
+    if not variables:
+        return f"pass {name}="
+    also = f" or {variables[1]}" if name == "gemini_api_key" and len(variables) > 1 else ""
+    return f"set {variables[0]}{also}"
+
+
 def _shown_default(name: str) -> str:
     shown = _extra(name).get("shown")
     if shown is not None:

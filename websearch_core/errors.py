@@ -76,6 +76,21 @@ class WebSearchError(Exception):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r})"
 
+    def as_dict(self) -> dict[str, object]:
+        """The error as JSON-able data, the one shape every JSON surface prints (the CLI's
+        ``--json``, the service's typed door): its class, its message, whether trying again
+        may help, and the fields a program branches on (``reason``, ``retry_after``)."""
+        data: dict[str, object] = {
+            "type": type(self).__name__,
+            "message": str(self),
+            "retryable": self.retryable,
+        }
+        for field in ("reason", "retry_after", "provider"):
+            value = getattr(self, field, None)
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                data[field] = value
+        return data
+
 
 class ConfigurationError(WebSearchError):
     """The host application's configuration is wrong; the model cannot fix this itself."""

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from websearch_core import __version__
 from websearch_core.errors import (
     ConfigurationError,
     InternalError,
@@ -39,7 +40,7 @@ from websearch_core.tooling import (
     FETCH_TOOL,
     SEARCH_DESCRIPTION,
     SEARCH_TOOL,
-    argument_error,
+    argument_failure,
     arguments_model,
     search_arguments,
 )
@@ -114,7 +115,7 @@ class _Tools:
         try:
             checked = schema.model_validate(arguments)
         except ValidationError as exc:
-            raise InvalidRequestError(argument_error(exc, name, self.session)) from None
+            raise argument_failure(exc, name, self.session) from None
         given = {k: v for k, v in checked.model_dump(exclude_unset=True).items() if v is not None}
         if name == SEARCH_TOOL:
             response = await self.session.asearch(**given)
@@ -137,7 +138,7 @@ def tools(session: WebSearch) -> list[types.Tool]:
 def build_server(session: WebSearch) -> Server[Any, Any]:
     """The MCP server over ``session``, for any transport the SDK has."""
     offered = _Tools(session)
-    server: Server[Any, Any] = Server(SERVER_NAME)
+    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__)
 
     @server.list_tools()  # type: ignore[no-untyped-call, untyped-decorator]
     async def list_tools() -> list[types.Tool]:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -70,6 +73,14 @@ def validation_message(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def not_a_boolean(value: object) -> object:
+    """A whole number, never ``True``: pydantic would quietly read true as 1 (and a strict
+    int refuses it in other words than the tools' schemas, so this is the one wording)."""
+    if isinstance(value, bool):
+        raise ValueError("give a whole number, not true or false")
+    return value
+
+
 def argument_message(exc: ValidationError) -> str:
     """The one wording of "these arguments do not fit", for the Python API and every tool."""
     return f"invalid arguments: {validation_message(exc)}; correct them and call again"
@@ -121,8 +132,13 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     query: StrictStr = Field(min_length=1, max_length=MAX_QUERY_CHARS)
-    count: StrictInt = Field(default=DEFAULT_COUNT, ge=1, le=MAX_COUNT)
-    page: StrictInt = Field(default=1, ge=1, le=10)
+    #: At most ``MAX_COUNT``: a bigger count is capped, not refused (a framework's default of
+    #: 20 is a wish, not an error), and ``count_asked`` keeps it so the response can say so.
+    count: Annotated[StrictInt, BeforeValidator(not_a_boolean)] = Field(
+        default=DEFAULT_COUNT, ge=1, le=MAX_COUNT
+    )
+    _count_asked: int | None = PrivateAttr(default=None)
+    page: Annotated[StrictInt, BeforeValidator(not_a_boolean)] = Field(default=1, ge=1, le=10)
     include_domains: tuple[str, ...] = ()
     exclude_domains: tuple[str, ...] = ()
     freshness: Freshness | None = None
@@ -140,6 +156,23 @@ class SearchRequest(BaseModel):
     safesearch: SafeSearch | None = None
     #: The engines of a blend to ask, by name (``WebSearch.engines``); none named: every one.
     engines: tuple[StrictStr, ...] = Field(default=(), max_length=50)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _cap_count(cls, data: object, handler: ModelWrapValidatorHandler[SearchRequest]) -> Any:
+        asked = None
+        if isinstance(data, Mapping):
+            count = data.get("count")
+            if isinstance(count, int) and not isinstance(count, bool) and count > MAX_COUNT:
+                asked, data = count, {**data, "count": MAX_COUNT}
+        request = handler(data)
+        request._count_asked = asked  # private: kept by copies, never read from input
+        return request
+
+    @property
+    def count_asked(self) -> int | None:
+        """The count asked for, when it was more than ``MAX_COUNT`` (and so capped)."""
+        return self._count_asked
 
     @field_validator("engines", mode="before")
     @classmethod
@@ -364,6 +397,9 @@ class SearchResponse(BaseModel):
     suggestions: list[str] = Field(default_factory=list)
     sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
     outcomes: list[EngineOutcome] = Field(default_factory=list)
+    #: What was not given as asked, in words (a count capped, no answer where one was asked
+    #: for): shown before the last line, so a caller is never left to guess.
+    notes: list[str] = Field(default_factory=list)
     from_memo: bool = False
     elapsed_ms: float = 0.0
 
@@ -408,6 +444,8 @@ class Page(BaseModel):
     from_memo: bool = False
     offset: int = Field(default=0, description="where render() starts reading content")
     max_chars: int = Field(default=DEFAULT_OUTPUT_CHARS, description="render()'s output budget")
+    #: What was not done as asked (a ``max_bytes`` past the cap), said after the fence.
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def ok(self) -> bool:

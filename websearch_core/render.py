@@ -33,7 +33,8 @@ def _date(published: str | None) -> str:
 
 
 def render_search(response: SearchResponse) -> str:
-    """Seed 000's menu: numbered ``Title — URL``, a capped snippet, then a summary line.
+    """The menu the model reads: numbered ``Title — URL``, a capped snippet, what failed or
+    was not given as asked, then a summary line.
 
     ::
 
@@ -41,7 +42,7 @@ def render_search(response: SearchResponse) -> str:
            2026-02-11 · Go 1.26 adds …
         2. …
 
-        5 results from brave for "go 1.26 release notes".
+        5 results from ddgs for "go 1.26 release notes".
     """
     blocks: list[str] = []
     if response.answer:
@@ -68,6 +69,7 @@ def render_search(response: SearchResponse) -> str:
     if response.skipped:
         listed = ", ".join(f"{engine} ({why})" for engine, why in response.skipped.items())
         blocks.append(f"Engines left out: {one_line(listed)}.")
+    blocks.extend(f"Note: {one_line(note)}." for note in response.notes)
     noun = "result" if len(response.results) == 1 else "results"
     blocks.append(
         f'{len(response.results)} {noun} from {response.provider} for "{response.query}".'
@@ -222,7 +224,7 @@ def _window(page: Page, max_chars: int, offset: int) -> str:
 
 
 def render_page(page: Page, *, max_chars: int, offset: int = 0) -> str:
-    """Seed 000's fence around the page, within the output budget.
+    """The fence around the page, within the output budget.
 
     ::
 
@@ -248,4 +250,7 @@ def render_page(page: Page, *, max_chars: int, offset: int = 0) -> str:
     begin = f"--- begin fetched content: {label} ---"
     # Every line break the model could read as one is a "\n" by now, so the quoting sees
     # every line the model will.
-    return "\n".join([begin, _quote_fence_lookalikes(clean_text(body)), FENCE_END, FENCE_NOTE])
+    notes = [f"Note: {one_line(note)}." for note in page.notes]
+    return "\n".join(
+        [begin, _quote_fence_lookalikes(clean_text(body)), FENCE_END, FENCE_NOTE, *notes]
+    )

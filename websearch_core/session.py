@@ -118,11 +118,15 @@ class WebSearch:
         )
         self._memo: Memo[SearchResponse] = Memo(s.memo_size)
         self._searches = SearchService(driver, self._memo, self._redactor, s.timeout)
-        #: Asked before a paid engine joins a blend, told what it cost (``blend.Meter``).
-        self.meter: Meter = meter if meter is not None else BudgetMeter()
         fees = fees if fees is not None else Fees.from_environment()
         self._blend = BlendRunner(
-            blend, self._searches, self.meter, fees, blend_cache, s.blend_timeout, self._redactor
+            blend,
+            self._searches,
+            meter if meter is not None else BudgetMeter(),
+            fees,
+            blend_cache,
+            s.blend_timeout,
+            self._redactor,
         )
         workers = s.convert_workers
         self._converters = ConversionWorkers(default_workers() if workers is None else workers)
@@ -159,6 +163,16 @@ class WebSearch:
         For messages about arguments a tool's schema left out (``tooling.argument_error``).
         """
         return self._planner.refusal_for(options)
+
+    @property
+    def meter(self) -> Meter:
+        """Asked before a paid engine joins a blend, told what it cost (``blend.Meter``); a
+        host may swap it between searches (a new budget period)."""
+        return self._blend.meter
+
+    @meter.setter
+    def meter(self, meter: Meter) -> None:
+        self._blend.meter = meter
 
     def __repr__(self) -> str:
         return f"WebSearch(provider={self.settings.provider!r}, configured={self.providers})"
@@ -263,6 +277,7 @@ class WebSearch:
 
     # -- bulk reads (fetch/many.py) --------------------------------------------------------
 
+    @public("fetch_many")
     def fetch_many(
         self, urls: Iterable[str], *, concurrency: int | None = None, robots: bool | None = None
     ) -> Iterator[tuple[str, Page | WebSearchError]]:
@@ -275,6 +290,7 @@ class WebSearch:
         """
         return self._bulk.fetch_many(urls, concurrency, robots)
 
+    @public("afetch_many")
     def afetch_many(
         self, urls: Iterable[str], *, concurrency: int | None = None, robots: bool | None = None
     ) -> AsyncIterator[tuple[str, Page | WebSearchError]]:

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
-from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, argument_message
+from websearch_core.errors import InvalidRequestError, WebSearchError
+from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, argument_message, not_a_boolean
 
 if TYPE_CHECKING:
     from websearch_core.session import WebSearch
@@ -31,6 +32,7 @@ __all__ = [
     "SEARCH_TOOL",
     "Argument",
     "argument_error",
+    "argument_failure",
     "arguments_doc",
     "arguments_model",
     "describe_call",
@@ -59,16 +61,9 @@ FETCH_DESCRIPTION = (
 REQUIRED: Any = ...
 
 
-def _not_a_boolean(value: object) -> object:
-    # A model's JSON may say "5" for 5, which is read as 5; true for a number is a mistake,
-    # which pydantic would quietly read as 1.
-    if isinstance(value, bool):
-        raise ValueError("give a whole number, not true or false")
-    return value
-
-
-#: An integer argument as a model writes it: 5 or "5", never true.
-WholeNumber = Annotated[int, BeforeValidator(_not_a_boolean)]
+#: An integer argument as a model writes it: 5 or "5" (JSON from a model may quote it), never
+#: true, in the core's own words (``models.not_a_boolean``).
+WholeNumber = Annotated[int, BeforeValidator(not_a_boolean)]
 
 
 @dataclass(frozen=True)
@@ -100,10 +95,9 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
         "count",
         WholeNumber,
         DEFAULT_COUNT,
-        f"How many results, 1 to {MAX_COUNT}. The default "
+        f"How many results, 1 to {MAX_COUNT} (more is capped at {MAX_COUNT}). The default "
         "is enough to choose a page; ask for more only when the first ones miss.",
         ge=1,
-        le=MAX_COUNT,
     ),
     Argument(
         "site",
@@ -265,11 +259,17 @@ def invalid_arguments(exc: ValidationError) -> str:
 
 
 def argument_error(exc: ValidationError, tool: str, session: WebSearch) -> str:
-    """The one message for a tool call whose arguments do not fit, in every projection.
+    """The one message for a tool call whose arguments do not fit, in every projection."""
+    return str(argument_failure(exc, tool, session))
+
+
+def argument_failure(exc: ValidationError, tool: str, session: WebSearch) -> WebSearchError:
+    """The one error for a tool call whose arguments do not fit, in every projection.
 
     An option left out of this session's schema because no provider here honours it is a
-    refusal, not a typo: the model reads the same words a pinned provider gives ("provider
-    'searxng' cannot honour date_range: …"). Anything else is ``invalid arguments: …``.
+    refusal, not a typo: the same error, in the same words, a pinned provider gives
+    (``UnsupportedOptionError``: "provider 'searxng' cannot honour date_range: …").
+    Anything else is an ``InvalidRequestError``, ``invalid arguments: …``.
     """
     if tool == SEARCH_TOOL:
         offered = {argument.name for argument in search_arguments(session)}
@@ -284,8 +284,8 @@ def argument_error(exc: ValidationError, tool: str, session: WebSearch) -> str:
         if withheld:
             refusal = session.refusal_for(withheld)
             if refusal is not None:
-                return str(refusal)
-    return invalid_arguments(exc)
+                return refusal
+    return InvalidRequestError(invalid_arguments(exc))
 
 
 def describe_call(tool: str, args: Mapping[str, Any]) -> str:

@@ -1,6 +1,6 @@
 """The blend: one search sent to many engines at once, their answers fused into one menu.
 
-Seed 003's meta-search. The engines are each keyless backend of the installed ddgs (its
+A keyless meta-search. The engines are each keyless backend of the installed ddgs (its
 per-backend mode) and every keyed provider the operator configured whose class says it
 ``blends`` (brave, tavily, mojeek, searxng). One module per concern:
 

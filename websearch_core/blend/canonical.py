@@ -115,6 +115,10 @@ def canonical_url(url: str) -> str:
         host = f"[{host}]"
     netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
     path = _without_trailing(_escapes(parts.path), "/")
+    if not netloc and path.startswith("//"):
+        # Written back without a host, "//x" would be read as the host "x" next time: the
+        # same path with one slash is what any later pass keeps.
+        path = "/" + path.lstrip("/")
     pairs = (_escapes(pair) for pair in parts.query.split("&") if _trimmed(pair))
     kept = [pair for pair in pairs if not _tracking(pair.split("=")[0])]
     return _trimmed(urlunsplit((scheme, netloc, path, _without_trailing("&".join(kept)), "")))

@@ -302,6 +302,15 @@ def _indenting_costs(data: object, budget: int) -> bool:
     return True
 
 
+def _opens_with_heading(markdown: str, title: str) -> bool:
+    """Whether the body's first line is already the title as a heading (a full-page read of
+    a docs page keeps its ``<h1>``): the model would read the headline twice."""
+    first = markdown.lstrip().partition("\n")[0]
+    if not first.startswith("#"):
+        return False
+    return one_line(first.lstrip("#")).casefold() == one_line(title).casefold()
+
+
 def _with_header(document: ExtractedDocument) -> str:
     """The title as a heading and one line of who/when/where, then the extracted markdown.
 
@@ -310,7 +319,7 @@ def _with_header(document: ExtractedDocument) -> str:
     how current and how authoritative the page is.
     """
     lines = []
-    if document.title:
+    if document.title and not _opens_with_heading(document.markdown, document.title):
         lines.append(f"# {one_line(document.title)}")
     about = [
         one_line(part)

@@ -3,7 +3,7 @@
 They hold across every bulk read of a session (threads and batches alike; on event loops,
 per loop), within one process. N processes (N Ray actors, N Spark tasks) reading the same
 host each apply them, so the host sees N times the rate: partition URLs by host before the
-fetch stage so that each host's URLs land in one worker (the README's "Scale out").
+fetch stage so that each host's URLs land in one worker (docs/scale-out.md).
 """
 
 from __future__ import annotations

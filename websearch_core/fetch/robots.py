@@ -331,5 +331,7 @@ def _failed(origin: str, exc: FetchError) -> tuple[_Verdict, float]:
         # The jail refused where it redirects, or it redirects in a loop or too often: read
         # as no robots.txt at all (RFC 9309 §2.3.1.2); every page is still jailed.
         return _Verdict(), _RULES_TTL_S
-    message = f"could not read {origin}/robots.txt: {exc}"
+    # The site itself failed (no name, no connection, no answer): the page's error is that,
+    # said as the page's own fetch would say it, not as a robots.txt problem.
+    message = f"{exc} (asked first for {origin}/robots.txt, so the page was not requested)"
     return _Verdict(refusal=lambda: FetchError(message, retryable=True)), _FAILURE_TTL_S

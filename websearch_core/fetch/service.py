@@ -59,18 +59,29 @@ class FetchService:
         self._output_chars = output_chars
 
     def fetch(self, url: object, max_bytes: object, offset: object) -> Page:
-        request, target, key, hit = self.recall(url, max_bytes, offset)
-        if hit is not None:
-            return hit
-        page = self.fetcher.fetch(target, max_bytes=request.max_bytes)
-        return self.remember(key, page, request.offset)
+        request, target, key, page = self.recall(url, max_bytes, offset)
+        if page is None:
+            fetched = self.fetcher.fetch(target, max_bytes=request.max_bytes)
+            page = self.remember(key, fetched, request.offset)
+        return self.as_asked(page, request)
 
     async def afetch(self, url: object, max_bytes: object, offset: object) -> Page:
-        request, target, key, hit = self.recall(url, max_bytes, offset)
-        if hit is not None:
-            return hit
-        page = await self.fetcher.afetch(target, max_bytes=request.max_bytes)
-        return self.remember(key, page, request.offset)
+        request, target, key, page = self.recall(url, max_bytes, offset)
+        if page is None:
+            fetched = await self.fetcher.afetch(target, max_bytes=request.max_bytes)
+            page = self.remember(key, fetched, request.offset)
+        return self.as_asked(page, request)
+
+    def as_asked(self, page: Page, request: FetchRequest) -> Page:
+        """``page``, saying so when its read ceiling is not the ``max_bytes`` asked for (held
+        between a floor and a cap): never a silent change of what the caller asked."""
+        asked = request.max_bytes
+        used = self.fetcher.limits.bytes_for(asked)
+        if asked is None or used == asked:
+            return page
+        change = "capped at" if used < asked else "raised to"
+        note = f"max_bytes {change} {used:,} bytes (asked for {asked:,})"
+        return page.model_copy(update={"notes": [note]})
 
     def scrape(self, url: object, **options: object) -> ScrapedPage:
         target, checked = self._scrape_plan(url, **options)

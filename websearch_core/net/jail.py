@@ -233,7 +233,7 @@ def parse_url(url: str, policy: JailPolicy = DEFAULT) -> Target:
     scheme, colon, rest = text.partition(":")
     scheme = scheme.lower()
     if not colon or (scheme != "http" and scheme != "https"):
-        raise _refuse("scheme")
+        raise _refuse("scheme", _with_scheme(text))
     if not rest.startswith("//"):
         raise _refuse("malformed", "write it as https://host/path")
     rest = rest[2:]
@@ -341,18 +341,31 @@ def check_host_name(host: str, policy: JailPolicy = DEFAULT) -> None:
 
 
 _MESSAGES: dict[RefusalReason, str] = {
-    "scheme": "refused: only http:// and https:// URLs can be fetched",
+    "scheme": "refused: only http:// and https:// URLs can be fetched{}",
     "userinfo": "refused: the URL carries credentials (user@host); remove the part before '@'",
     "malformed": "refused: the URL is malformed ({}); fix it or fetch another URL",
+    # The switch is named for the person running the agent (everyone testing on localhost, an
+    # intranet or a Docker network meets this first); no tool argument reaches it.
     "not_public": (
         "refused: the address is not public (loopback, private, link-local, reserved or "
-        "documentation); only pages on the public internet can be fetched"
+        "documentation); only pages on the public internet can be fetched. This is off by "
+        "default so that a model cannot reach this machine or its network; the operator can "
+        "allow it with WEBSEARCH_FETCH_ALLOW_PRIVATE=1 (websearch fetch --allow-private)"
     ),
     "metadata": "refused: cloud metadata endpoint; it is never fetched",
     "domain_denied": "refused: the domain is denied by the host application; use another source",
     "domain_not_allowed": "refused: the domain is not allowed; fetch a page on {} or a subdomain",
     "port": "refused: the port is not allowed; use one of: {}",
 }
+
+
+def _with_scheme(text: str) -> str:
+    """For ``example.com/page`` written without a scheme, the suggestion of its https URL
+    (a name only: an address written bare is not repeated back)."""
+    host = text.partition("/")[0].partition(":")[0]
+    if "://" in text or "." not in host or host.replace(".", "").isdigit() or len(text) > 200:
+        return ""
+    return f"; did you mean https://{text}?"
 
 
 def _refuse(reason: RefusalReason, detail: str = "") -> URLRefusedError:

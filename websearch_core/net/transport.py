@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import socket
 import ssl
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
@@ -110,7 +111,19 @@ class _PinnedBackend(httpcore.NetworkBackend):
         self._policy = policy
         self._resolver = resolver
         self._inner = DeadlineBackend(inner)
-        self._resolving = ThreadPoolExecutor(RESOLVER_THREADS, thread_name_prefix="websearch-dns")
+        self._resolving: ThreadPoolExecutor | None = None
+        self._resolving_lock = threading.Lock()
+
+    def _lookups(self) -> ThreadPoolExecutor:
+        """The threads names are looked up on, made when first needed (again after
+        ``close``: a fetch still running on another thread when the session was closed, or a
+        session used again, looks its names up as before)."""
+        with self._resolving_lock:
+            if self._resolving is None:
+                self._resolving = ThreadPoolExecutor(
+                    RESOLVER_THREADS, thread_name_prefix="websearch-dns"
+                )
+            return self._resolving
 
     def connect_tcp(
         self,
@@ -123,9 +136,7 @@ class _PinnedBackend(httpcore.NetworkBackend):
         if read_ip(host) is not None:  # nothing to look up: checked here, at once
             addresses = resolve_checked(host, port, self._policy, self._resolver)
         else:
-            future = self._resolving.submit(
-                resolve_checked, host, port, self._policy, self._resolver
-            )
+            future = self._look_up(host, port)
             try:
                 addresses = future.result(timeout=bounded_timeout(timeout, httpcore.ConnectTimeout))
             except FutureTimeout:
@@ -145,9 +156,23 @@ class _PinnedBackend(httpcore.NetworkBackend):
     def sleep(self, seconds: float) -> None:
         self._inner.sleep(seconds)
 
+    def _look_up(self, host: str, port: int) -> Future[list[IPAddress]]:
+        for _ in range(2):
+            try:
+                return self._lookups().submit(
+                    resolve_checked, host, port, self._policy, self._resolver
+                )
+            except RuntimeError:  # ``close`` shut that pool down between the two lines
+                continue
+        raise FetchError("the session was closed while this page was being fetched")
+
     def close(self) -> None:
-        """Lookups not started are dropped; one under way ends on its own."""
-        self._resolving.shutdown(wait=False, cancel_futures=True)
+        """The lookup threads end once the lookups asked for are answered: a fetch another
+        thread is still running when the session closes gets its answer, not an error."""
+        with self._resolving_lock:
+            resolving, self._resolving = self._resolving, None
+        if resolving is not None:
+            resolving.shutdown(wait=False)
 
 
 class _AsyncPinnedBackend(httpcore.AsyncNetworkBackend):

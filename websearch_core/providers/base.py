@@ -24,7 +24,7 @@ from urllib.parse import unquote, urlsplit
 import httpx
 from pydantic import SecretStr
 
-from websearch_core.config import ENVIRONMENT, Settings
+from websearch_core.config import Settings, how_to_set
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import AnswerCitation, EngineOutcome, SearchRequest, SearchResult, Usage
 from websearch_core.text import without_surrogates
@@ -240,7 +240,7 @@ class KeyedHttpProvider(HttpProvider):
     @classmethod
     def missing(cls, settings: Settings) -> str | None:
         if getattr(settings, cls.key_setting) is None:
-            return f"set {ENVIRONMENT[cls.key_setting][0]} or pass {cls.key_setting}="
+            return how_to_set(cls.key_setting)
         return None
 
     @classmethod

@@ -29,7 +29,6 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from websearch_core.config import Settings
 from websearch_core.errors import AuthenticationError, ProviderError, ProviderResponseError
 from websearch_core.models import SearchRequest, Usage
 from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer, Support
@@ -132,12 +131,6 @@ class GeminiProvider(GroundedProvider):
         "safesearch": Support.UNSUPPORTED,
         "page": Support.UNSUPPORTED,
     }
-
-    @classmethod
-    def missing(cls, settings: Settings) -> str | None:
-        if settings.gemini_api_key is None:
-            return "set GEMINI_API_KEY (or GOOGLE_API_KEY) or pass gemini_api_key="
-        return None
 
     def build_request(self, request: SearchRequest, query: str) -> httpx.Request:
         search: dict[str, Any] = {}

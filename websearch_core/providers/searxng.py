@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import httpx
 
-from websearch_core.config import ENVIRONMENT, Settings
+from websearch_core.config import Settings, how_to_set
 from websearch_core.errors import ProviderError, ProviderResponseError
 from websearch_core.models import EngineOutcome, SearchRequest
 from websearch_core.providers.base import (
@@ -58,7 +58,7 @@ class SearxngProvider(HttpProvider):
     def missing(cls, settings: Settings) -> str | None:
         if settings.searxng_url:
             return None
-        return f"set {ENVIRONMENT['searxng_url'][0]} or pass searxng_url="
+        return how_to_set("searxng_url")
 
     @classmethod
     def from_settings(cls, settings: Settings) -> SearxngProvider:

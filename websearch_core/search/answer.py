@@ -5,11 +5,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from websearch_core.models import AnswerCitation, SearchRequest, SearchResponse, Usage
+from websearch_core.models import MAX_COUNT, AnswerCitation, SearchRequest, SearchResponse, Usage
 from websearch_core.providers.base import ProviderAnswer, clean_strings
 from websearch_core.redact import Redactor
 
-__all__ = ["recalled", "response_of"]
+__all__ = ["notes_on", "recalled", "response_of"]
 
 
 def response_of(
@@ -38,6 +38,7 @@ def response_of(
         usage=answer.usage or Usage(),
         sent_query=query_sent,
         outcomes=answer.outcomes,
+        notes=notes_on(request, provider, answer),
         elapsed_ms=elapsed_ms,
     )
     if redactor:
@@ -45,6 +46,16 @@ def response_of(
             clean_strings(response.model_dump(), redactor.redact)
         )
     return response
+
+
+def notes_on(request: SearchRequest, provider: str, answer: ProviderAnswer) -> list[str]:
+    """What this response does not give as asked, said once here for every projection."""
+    notes = []
+    if request.count_asked is not None:
+        notes.append(f"count capped at {MAX_COUNT} (asked for {request.count_asked})")
+    if request.include_answer and not answer.answer:
+        notes.append(f"no answer: {provider} gave none for this search, only results")
+    return notes
 
 
 def recalled(hit: SearchResponse) -> SearchResponse:

@@ -190,10 +190,12 @@ def _error(kind: str, message: str, retryable: bool, status: int) -> JSONRespons
 
 
 def _typed_error(exc: WebSearchError) -> JSONResponse:
-    response = _error(type(exc).__name__, str(exc), exc.retryable, _status_of(exc))
+    """A typed error in the core's one JSON shape (``WebSearchError.as_dict``)."""
+    status = _status_of(exc)
+    headers = {"Retry-After": "1"} if exc.retryable and status in (429, 503) else {}
     if isinstance(exc, RateLimitedError) and exc.retry_after:
-        response.headers["Retry-After"] = str(max(1, round(exc.retry_after)))
-    return response
+        headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+    return JSONResponse({"error": exc.as_dict()}, status, headers=headers)
 
 
 def refusal_response(path: str, refusal: Refusal) -> JSONResponse:

@@ -42,6 +42,9 @@ def openapi_document() -> dict[str, Any]:
                     "type": {"type": "string", "description": "the typed error's class"},
                     "message": {"type": "string", "description": "what failed and what to do"},
                     "retryable": {"type": "boolean"},
+                    "reason": {"type": "string", "description": "a refused URL's reason code"},
+                    "retry_after": {"type": "number", "description": "seconds, when known"},
+                    "provider": {"type": "string", "description": "the provider that failed"},
                 },
             }
         },
