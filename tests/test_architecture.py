@@ -147,12 +147,17 @@ def test_every_setting_is_declared_whole() -> None:
 
 
 def test_the_docs_table_of_settings_is_the_declarations() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = re.search(r"<!-- settings: [^\n]*-->\n(.*?)\n<!-- /settings -->", readme, re.S)
-    assert shown is not None, "README.md has lost its settings table's markers"
+    page = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    shown = re.search(r"<!-- settings: [^\n]*-->\n(.*?)\n<!-- /settings -->", page, re.S)
+    assert shown is not None, (
+        "docs/configuration.md has lost its settings table's markers: the table sits between "
+        "'<!-- settings: made by websearch_core.config.settings_table() -->' and "
+        "'<!-- /settings -->', each on a line of its own"
+    )
     assert shown.group(1) == settings_table(), (
-        "README.md's settings table is not the declarations in config.py: paste the output "
-        "of python -c 'from websearch_core.config import settings_table; print(settings_table())'"
+        "docs/configuration.md's settings table is not the declarations in config.py: replace "
+        "the lines between its markers with the output of python -c 'from "
+        "websearch_core.config import settings_table; print(settings_table())'"
     )
 
 
