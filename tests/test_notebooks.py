@@ -32,6 +32,49 @@ def test_notebooks_are_all_covered() -> None:
 
 
 NOTEBOOK_CHECKS = {
+    "blend_and_service.ipynb": [
+        # A good day: four loopback engines fused into one menu.
+        '5 results from blend for "harbour bridge reopening".',
+        "brave, tavily, mojeek, searxng  1, 2, 2, 1  0.0650",
+        "<Figure size 800x320 with 1 Axes>",
+        # A bad day: one blind, one refused, one hung past the deadline.
+        "Engines that failed: tavily (key refused), searxng (timeout).",
+        "Engines that answered with nothing usable: mojeek (no results).",
+        '4 results from blend for "harbour bridge timetable".',
+        " tavily     down        0 key refused",
+        " mojeek    blind        0  no results",
+        "searxng     down        0     timeout",
+        "<Figure size 800x260 with 1 Axes>",
+        # The service, on a loopback port.
+        "service listening at http://127.0.0.1:",
+        "HTTP 200 application/json",
+        "HTTP 200 text/plain; charset=utf-8",
+        '3 results from blend for "harbour bridge opening times".',
+        'unresponsive_engines: [["mojeek", "no results"], ["searxng", "timeout"], '
+        '["tavily", "key refused"]]',
+        "no key:    401 missing API key",
+        "wrong key: 401 invalid API key",
+        '/healthz:  200 {"status": "ok", "engines": ["brave", "tavily", "mojeek", "searxng"]',
+        '"route": "/v1/websearch/search", "status": 200}',
+        "service stopped: True",
+        "worker processes still running: 0",
+    ],
+    "bulk_reading.ipynb": [
+        "default policy: refused: the address is not public",
+        "websearch-pack fetch_many: 280 of 280 pages read in ",
+        "websearch-pack afetch_many: 280 of 280 pages read in ",
+        "fetch_many and afetch_many gave the same text for every page: True",
+        "LangChain WebBaseLoader (requests + BeautifulSoup): 56 of 56 pages read in ",
+        "LlamaIndex SimpleWebPageReader's steps (requests + html2text): 56 of 56 pages read in ",
+        "contender" + " " * 55 + "URLs  seconds  pages/s words/page",
+        "words per page, LangChain WebBaseLoader (requests + BeautifulSoup): 82.9",
+        "words per page, LlamaIndex SimpleWebPageReader's steps (requests + html2text): 91.1",
+        "<Figure size 1200x340 with 2 Axes>",
+        "===== fetch_many =====\n# Harbour bridge reopens after two-year refit",
+        "cookie banner                         -          kept                        kept",
+        "the article's last paragraph       kept          kept                        kept",
+        "page server stopped",
+    ],
     "langchain_agent.ipynb": [
         "refused: the address is not public",
         "===== tool message from web_search (what the model reads) =====",
