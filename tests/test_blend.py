@@ -13,6 +13,7 @@ import json
 import logging
 import random
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -335,6 +336,38 @@ def test_a_meter_swapped_between_searches_is_the_one_asked(
         "mojeek": "the metering budget is spent",
     }
     assert response.usage.paid == {}
+
+
+def test_a_meter_swapped_while_a_blend_runs_leaves_that_blend_on_the_meter_it_asked(
+    ddgs: type[FakeDDGS], brave: ScriptedServer, mojeek: ScriptedServer
+) -> None:
+    class Ledger:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+            self.told: list[tuple[str, float]] = []
+
+        def allow(self, engine: str, cents: float) -> bool:
+            self.asked.append(engine)
+            return True
+
+        def spent(self, engine: str, cents: float) -> None:
+            self.told.append((engine, cents))
+
+    first, second = Ledger(), Ledger()
+    results = {"web": {"results": [{"title": "B", "url": "https://b.example/"}]}}
+    brave.script("/res/v1/web/search", Reply(200, results, delay_s=1.0))
+    ws = blend(brave, mojeek, meter=first)
+    searching = threading.Thread(target=ws.search, args=("q",))
+    searching.start()
+    deadline = time.monotonic() + 10
+    while brave.hits("/res/v1/web/search") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    ws.meter = second  # mid-search: brave has been asked and has not answered
+    searching.join(timeout=30)
+    assert sorted(first.asked) == ["brave", "mojeek"]
+    assert sorted(first.told) == [("brave", 1.0), ("mojeek", 1.0)]  # billed where it was held
+    assert second.asked == []
+    assert second.told == []
 
 
 def test_an_engine_that_cannot_honour_an_option_is_left_out_never_sent_without_it(

@@ -697,3 +697,21 @@ async def test_a_max_bytes_out_of_bounds_is_held_to_them_and_the_page_says_so(
         within = ws.fetch(f"{server.url}/p", max_bytes=5_000)
         assert within.notes == []
         assert "Note:" not in within.render()
+
+
+@pytest.mark.parametrize("heading", ["<h1>retry()</h1>", "<h1> Retry() </h1>"])
+def test_a_page_whose_text_opens_with_its_title_shows_the_title_once(
+    server: ScriptedServer, heading: str
+) -> None:
+    # A docs page read whole keeps its <h1>; the title above it would say the same again.
+    page = (
+        "<html><head><title>retry()</title><meta name='author' content='Ann Lee'></head><body>"
+        f"<main>{heading}<p>Call it until it succeeds.</p><ul><li><a href='/a'>one</a></li>"
+        "<li><a href='/b'>two</a></li><li><a href='/c'>three</a></li></ul></main></body></html>"
+    )
+    server.script("/doc", Reply(200, page, {"Content-Type": "text/html"}))
+    content = session().fetch(f"{server.url}/doc").content
+    assert content.casefold().count("# retry()") == 1
+    lines = content.splitlines()
+    assert lines[0].casefold() == "# retry()"
+    assert lines[2] == "By Ann Lee"  # who and when still follow the headline

@@ -1,4 +1,4 @@
-"""The menu the model reads (seed 000), and the memo that stops a looping agent."""
+"""The menu the model reads, and the memo that stops a looping agent."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from websearch_core import (
     WebSearch,
     WebSearchError,
 )
+from websearch_core.models import SearchRequest
 from websearch_core.render import render_page
 
 
@@ -79,12 +80,25 @@ def test_a_count_over_ten_is_capped_and_the_response_says_so(
     server.script("/search", Reply(200, {"results": rows}))
     response = WebSearch("searxng", searxng_url=server.url).search("x", count=asked)
     assert len(response.results) == 10
-    assert response.notes == [f"count capped at 10 (asked for {asked})"]
-    assert f"Note: count capped at 10 (asked for {asked}).\n\n10 results" in response.render()
+    assert response.notes == [f"count capped at 10 (asked for {asked:,})"]
+    assert f"Note: count capped at 10 (asked for {asked:,}).\n\n10 results" in response.render()
     # Up to the cap nothing is said: a note is for what was not given as asked.
     exact = WebSearch("searxng", searxng_url=server.url).search("x", count=10)
     assert exact.notes == []
     assert "Note:" not in exact.render()
+
+
+def test_an_absurd_count_is_capped_and_said_without_writing_it_out(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": []}))
+    response = WebSearch("searxng", searxng_url=server.url).search("x", count=10**5000)
+    assert response.notes == ["count capped at 10 (asked for more than 10^18)"]
+
+
+def test_a_capped_request_validated_again_keeps_what_was_asked() -> None:
+    asked = SearchRequest(query="q", count=50)
+    assert SearchRequest.model_validate(asked) is asked
+    assert asked.count_asked == 50  # validating an instance must not rewrite it
+    assert asked != SearchRequest(query="q", count=10)  # a memo keeps them apart
 
 
 @pytest.mark.parametrize("count", [0, -1, True, "5", 2.0])

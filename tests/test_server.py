@@ -128,6 +128,18 @@ def test_typed_search_message_is_the_python_api_message(
     }
 
 
+def test_typed_search_over_ten_is_capped_and_says_so(client: TestClient) -> None:
+    reply = client.post("/v1/websearch", json={"query": "capped", "count": 25}, headers=SEARCH)
+    assert reply.status_code == 200
+    assert reply.json()["notes"] == ["count capped at 10 (asked for 25)"]
+    text = client.post(
+        "/v1/websearch",
+        json={"query": "capped", "count": 25},
+        headers={**SEARCH, "Accept": "text/plain"},
+    ).text
+    assert "Note: count capped at 10 (asked for 25)." in text
+
+
 @pytest.mark.parametrize(
     ("accept", "text"),
     [

@@ -123,9 +123,19 @@ def test_a_bare_host_is_refused_with_its_https_url_suggested() -> None:
     assert "did you mean https://example.com/docs?" in refused.stderr
     with pytest.raises(URLRefusedError, match=r"did you mean https://example\.com\?"):
         WebSearch().fetch("example.com")
-    with pytest.raises(URLRefusedError) as bare_address:
-        WebSearch().fetch("10.0.0.7")
-    assert "10.0.0.7" not in str(bare_address.value)  # an address is never repeated back
+    # Only a URL the jail would fetch is suggested: never an address, a metadata name or
+    # credentials (which are never repeated back).
+    for bare in (
+        "10.0.0.7",
+        "0x7f.0x0.0x0.0x1/",
+        "metadata.google.internal/computeMetadata/v1/",
+        "john.doe:hunter2@example.com/x",
+        "localhost:8080/",
+    ):
+        with pytest.raises(URLRefusedError) as refused_bare:
+            WebSearch().fetch(bare)
+        assert "did you mean" not in str(refused_bare.value), bare
+        assert "hunter2" not in str(refused_bare.value)
 
 
 def test_the_command_line_says_its_version() -> None:

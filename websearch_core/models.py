@@ -42,6 +42,7 @@ __all__ = [
     "SearchResult",
     "Usage",
     "argument_message",
+    "said_number",
     "validation_message",
 ]
 
@@ -79,6 +80,12 @@ def not_a_boolean(value: object) -> object:
     if isinstance(value, bool):
         raise ValueError("give a whole number, not true or false")
     return value
+
+
+def said_number(number: int) -> str:
+    """``number`` as a caller reads it in a note (``1,000,000``); an absurd one is not
+    written out whole (Python refuses to make text of an int of over 4,300 digits)."""
+    return f"{number:,}" if abs(number) < 10**18 else "more than 10^18"
 
 
 def argument_message(exc: ValidationError) -> str:
@@ -135,7 +142,7 @@ class SearchRequest(BaseModel):
     #: At most ``MAX_COUNT``: a bigger count is capped, not refused (a framework's default of
     #: 20 is a wish, not an error), and ``count_asked`` keeps it so the response can say so.
     count: Annotated[StrictInt, BeforeValidator(not_a_boolean)] = Field(
-        default=DEFAULT_COUNT, ge=1, le=MAX_COUNT
+        default=DEFAULT_COUNT, ge=1, description=f"1 to {MAX_COUNT}; more is capped at {MAX_COUNT}"
     )
     _count_asked: int | None = PrivateAttr(default=None)
     page: Annotated[StrictInt, BeforeValidator(not_a_boolean)] = Field(default=1, ge=1, le=10)
@@ -166,7 +173,8 @@ class SearchRequest(BaseModel):
             if isinstance(count, int) and not isinstance(count, bool) and count > MAX_COUNT:
                 asked, data = count, {**data, "count": MAX_COUNT}
         request = handler(data)
-        request._count_asked = asked  # private: kept by copies, never read from input
+        if asked is not None:  # private: kept by copies, never read from input
+            request._count_asked = asked
         return request
 
     @property

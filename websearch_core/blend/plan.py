@@ -91,6 +91,9 @@ class BlendPlan:
     engines: tuple[Engine, ...]
     skipped: dict[str, str]
     fees: dict[str, float]
+    #: The meter that allowed ``fees``: the one told what they cost, even if the session's
+    #: meter is swapped while this search runs.
+    meter: Meter
     billed: bool = False
 
 
@@ -124,7 +127,7 @@ def plan_blend(blend: BlendProvider, request: SearchRequest, meter: Meter, fees:
             raise ProviderUnavailableError("blend", f"every engine is paid and {METER_DOWN}")
         every = "; ".join(f"{name} ({why})" for name, why in skipped.items())
         raise InvalidRequestError(f"no engine of the blend can run this search: {every}")
-    return BlendPlan(tuple(engines), skipped, held)
+    return BlendPlan(tuple(engines), skipped, held, meter)
 
 
 def blend_answer(

@@ -183,14 +183,14 @@ class BlendRunner:
         except BaseException:
             if not plan.billed:
                 plan.billed = True
-                tell_meter(self.meter, plan.fees, {})
+                tell_meter(plan.meter, plan.fees, {})
             raise
 
     def _blended(self, plan: BlendPlan, answers: Answers, request: SearchRequest) -> ProviderAnswer:
         """Fuse, bill, log each engine's outcome; fail only if every engine is down."""
         results, outcomes, paid = blend_answer(plan, answers, request.count)
         plan.billed = True
-        tell_meter(self.meter, plan.fees, paid)
+        tell_meter(plan.meter, plan.fees, paid)
         for outcome in outcomes:
             logger.info(
                 "blend engine=%s status=%s results=%d reason=%s",

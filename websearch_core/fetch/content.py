@@ -308,7 +308,8 @@ def _opens_with_heading(markdown: str, title: str) -> bool:
     first = markdown.lstrip().partition("\n")[0]
     if not first.startswith("#"):
         return False
-    return one_line(first.lstrip("#")).casefold() == one_line(title).casefold()
+    text = first.lstrip("#").strip().rstrip("#")  # an ATX heading may close with #s
+    return one_line(text).casefold() == one_line(title).casefold()
 
 
 def _with_header(document: ExtractedDocument) -> str:
@@ -319,7 +320,13 @@ def _with_header(document: ExtractedDocument) -> str:
     how current and how authoritative the page is.
     """
     lines = []
-    if document.title and not _opens_with_heading(document.markdown, document.title):
+    body = document.markdown
+    if document.title and _opens_with_heading(body, document.title):
+        # The page's own headline leads, and who/when/where follows it as for any page.
+        heading, _, body = body.lstrip().partition("\n")
+        lines.append(heading)
+        body = body.lstrip("\n")
+    elif document.title:
         lines.append(f"# {one_line(document.title)}")
     about = [
         one_line(part)
@@ -332,9 +339,9 @@ def _with_header(document: ExtractedDocument) -> str:
     ]
     if about:
         lines.append(" · ".join(about))
-    if document.markdown:
-        lines.append(document.markdown)
-    else:  # never an empty answer without a reason
+    if body:
+        lines.append(body)
+    elif not document.markdown:  # never an empty answer without a reason
         why = document.fallback or "it holds no text outside scripts, styles and page furniture"
         lines.append(f"[this page has no readable text: {why}]")
     if document.note:

@@ -26,7 +26,7 @@ from websearch_core.fetch.scrape import (
 )
 from websearch_core.fetch.workers import ConversionWorkers
 from websearch_core.memo import Memo
-from websearch_core.models import FetchRequest, Page, argument_message
+from websearch_core.models import FetchRequest, Page, argument_message, said_number
 from websearch_core.net.jail import JailPolicy, Target, parse_url
 from websearch_core.net.transport import Resolver, system_resolver
 
@@ -80,7 +80,7 @@ class FetchService:
         if asked is None or used == asked:
             return page
         change = "capped at" if used < asked else "raised to"
-        note = f"max_bytes {change} {used:,} bytes (asked for {asked:,})"
+        note = f"max_bytes {change} {used:,} bytes (asked for {said_number(asked)})"
         return page.model_copy(update={"notes": [note]})
 
     def scrape(self, url: object, **options: object) -> ScrapedPage:

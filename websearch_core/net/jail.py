@@ -233,7 +233,7 @@ def parse_url(url: str, policy: JailPolicy = DEFAULT) -> Target:
     scheme, colon, rest = text.partition(":")
     scheme = scheme.lower()
     if not colon or (scheme != "http" and scheme != "https"):
-        raise _refuse("scheme", _with_scheme(text))
+        raise _refuse("scheme", _with_scheme(text, policy))
     if not rest.startswith("//"):
         raise _refuse("malformed", "write it as https://host/path")
     rest = rest[2:]
@@ -359,11 +359,17 @@ _MESSAGES: dict[RefusalReason, str] = {
 }
 
 
-def _with_scheme(text: str) -> str:
-    """For ``example.com/page`` written without a scheme, the suggestion of its https URL
-    (a name only: an address written bare is not repeated back)."""
-    host = text.partition("/")[0].partition(":")[0]
-    if "://" in text or "." not in host or host.replace(".", "").isdigit() or len(text) > 200:
+def _with_scheme(text: str, policy: JailPolicy) -> str:
+    """For ``example.com/page`` written without a scheme, the suggestion of its https URL,
+    only if that URL would be fetched: never a URL the jail would refuse next (an address,
+    a metadata name), and never one holding credentials (they are not repeated back)."""
+    authority = text.partition("/")[0]
+    host = authority.partition(":")[0]
+    if "://" in text or "@" in authority or "." not in host or len(text) > 200:
+        return ""
+    try:
+        parse_url(f"https://{text}", policy)
+    except URLRefusedError:
         return ""
     return f"; did you mean https://{text}?"
 

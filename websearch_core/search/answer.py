@@ -5,7 +5,14 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from websearch_core.models import MAX_COUNT, AnswerCitation, SearchRequest, SearchResponse, Usage
+from websearch_core.models import (
+    MAX_COUNT,
+    AnswerCitation,
+    SearchRequest,
+    SearchResponse,
+    Usage,
+    said_number,
+)
 from websearch_core.providers.base import ProviderAnswer, clean_strings
 from websearch_core.redact import Redactor
 
@@ -52,7 +59,7 @@ def notes_on(request: SearchRequest, provider: str, answer: ProviderAnswer) -> l
     """What this response does not give as asked, said once here for every projection."""
     notes = []
     if request.count_asked is not None:
-        notes.append(f"count capped at {MAX_COUNT} (asked for {request.count_asked})")
+        notes.append(f"count capped at {MAX_COUNT} (asked for {said_number(request.count_asked)})")
     if request.include_answer and not answer.answer:
         notes.append(f"no answer: {provider} gave none for this search, only results")
     return notes

@@ -293,7 +293,10 @@ async def typed_search(request: Request) -> Response:
                 asked = TypedSearch.model_validate_json(raw)
             except ValidationError as exc:
                 raise InvalidRequestError(argument_message(exc)) from None
-        response = await _session(request).asearch(**asked.model_dump(exclude_unset=True))
+        arguments = asked.model_dump(exclude_unset=True)
+        if asked.count_asked is not None:  # capped here: the search itself says so
+            arguments["count"] = asked.count_asked
+        response = await _session(request).asearch(**arguments)
     except WebSearchError as exc:
         _log(request, error=type(exc).__name__)
         if isinstance(exc, ProviderUnavailableError):
