@@ -83,13 +83,28 @@ TARGETS: dict[str, tuple[str, str, str]] = {
     ),
     # -- the newest modules: the blend, the service, the grounded vendors, bulk reading ------
     "blend": (
-        "websearch_core/blend.py",
+        "websearch_core/blend/plan.py",
         "tests/test_blend.py",
         "not burst and not cancelled and not hung",
+    ),
+    "fusion": (
+        "websearch_core/blend/fusion.py",
+        "tests/test_blend.py",
+        "fuse or fused or snippet or rank or score",
+    ),
+    "meter": (
+        "websearch_core/blend/meter.py",
+        "tests/test_blend.py",
+        "meter or budget or fee or paid",
     ),
     "canonical": (
         "websearch_core/blend/canonical.py",
         "tests/test_blend.py",
+        "canonical or tracking",
+    ),
+    "tracking": (
+        "websearch_core/tracking.py",
+        "tests/test_blend.py tests/test_wire_openai.py",
         "canonical or tracking",
     ),
     "gates": (
@@ -112,13 +127,30 @@ TARGETS: dict[str, tuple[str, str, str]] = {
         "tests/test_server.py",
         "firecrawl or scrape",
     ),
-    "anthropic": ("websearch_core/providers/anthropic.py", "tests/test_grounded.py", "anthropic"),
-    "openai": ("websearch_core/providers/openai.py", "tests/test_grounded.py", "openai"),
-    "gemini": ("websearch_core/providers/gemini.py", "tests/test_grounded.py", "gemini"),
+    "anthropic": (
+        "websearch_core/providers/anthropic.py",
+        "tests/test_grounded.py tests/test_wire_anthropic.py",
+        "anthropic",
+    ),
+    "openai": (
+        "websearch_core/providers/openai.py",
+        "tests/test_grounded.py tests/test_wire_openai.py",
+        "openai or links or tracking",
+    ),
+    "gemini": (
+        "websearch_core/providers/gemini.py",
+        "tests/test_grounded.py tests/test_wire_gemini.py",
+        "gemini",
+    ),
     "openrouter": (
         "websearch_core/providers/openrouter.py",
-        "tests/test_grounded.py",
+        "tests/test_grounded.py tests/test_wire_openrouter.py",
         "openrouter",
+    ),
+    "grounded": (
+        "websearch_core/providers/grounded.py",
+        "tests/test_grounded.py tests/test_wire_openai.py tests/test_wire_openrouter.py",
+        "",
     ),
     "mcp": ("websearch_core/mcp.py", "tests/test_mcp.py", ""),
     "robots": ("websearch_core/fetch/robots.py", "tests/test_bulk.py", "robots or crawl"),

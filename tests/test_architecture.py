@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -211,3 +212,19 @@ def test_the_architecture_page_places_every_module() -> None:
         assert re.search(rf"\b{re.escape(path.name)}\b", page), (
             f"docs/architecture.md leaves out {path}"
         )
+
+
+def test_every_mutation_target_names_a_module_and_tests_that_exist() -> None:
+    # A module moved without its target made scripts/mutation.py mutate nothing (blend.py).
+    spec = importlib.util.spec_from_file_location("mutation", ROOT / "scripts" / "mutation.py")
+    assert spec is not None
+    assert spec.loader is not None
+    mutation = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mutation)
+    missing = [
+        f"{name}: {path}"
+        for name, (module, tests, _) in mutation.TARGETS.items()
+        for path in (module, *tests.split())
+        if not (ROOT / path).is_file()
+    ]
+    assert not missing, missing
