@@ -146,6 +146,7 @@ def test_anthropic_maps_documented_example() -> None:
         "input_tokens": 6039,
         "output_tokens": 931,
         "paid": {},
+        "cost_usd": None,
     }
 
 
@@ -397,6 +398,7 @@ def test_anthropic_pause_turn_is_continued_with_the_paused_content(server: Scrip
         "input_tokens": 200,
         "output_tokens": 20,
         "paid": {},
+        "cost_usd": None,
     }
 
 
@@ -522,7 +524,7 @@ def test_openai_spans_outside_the_text_are_dropped_and_incomplete_is_cut_off(
     assert response.answer_truncated
 
 
-def test_openai_sends_allowed_domains_and_refuses_exclusion(server: ScriptedServer) -> None:
+def test_openai_sends_one_domain_list_and_refuses_both(server: ScriptedServer) -> None:
     server.script(PATHS["openai"], Reply(200, documented("openai")))
     ws = session("openai", server.url)
     ws.search("q", include_domains=["docs.python.org"], country="gb")
@@ -530,8 +532,11 @@ def test_openai_sends_allowed_domains_and_refuses_exclusion(server: ScriptedServ
     assert body["tools"][0]["filters"] == {"allowed_domains": ["docs.python.org"]}
     assert body["tools"][0]["user_location"] == {"type": "approximate", "country": "GB"}
     assert body["include"] == ["web_search_call.action.sources"]
-    with pytest.raises(UnsupportedOptionError, match="exclude_domains"):
-        ws.search("q", exclude_domains=["b.org"])
+    ws.search("q", exclude_domains=["b.org"])
+    body = json.loads(server.seen[-1].body)
+    assert body["tools"][0]["filters"] == {"blocked_domains": ["b.org"]}
+    with pytest.raises(UnsupportedOptionError, match="include_domains with exclude_domains"):
+        ws.search("q", include_domains=["a.org"], exclude_domains=["b.org"])
 
 
 # -- Gemini's traps -----------------------------------------------------------------------------
@@ -880,6 +885,7 @@ def test_memo_hit_spends_nothing(server: ScriptedServer) -> None:
         "input_tokens": None,
         "output_tokens": None,
         "paid": {},
+        "cost_usd": None,
     }
 
 

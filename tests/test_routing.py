@@ -107,6 +107,9 @@ EXPECTED: dict[tuple[str, str], Check] = {
         s.tool["filters"] == {"allowed_domains": ["docs.python.org"]}
         and s.query == "python asyncio"
     ),
+    ("openai", "exclude_domains"): lambda s, r: (
+        s.tool["filters"] == {"blocked_domains": ["pinterest.com"]} and s.query == "python asyncio"
+    ),
     ("openai", "include_answer"): lambda s, r: r.answer == "A",
     ("openai", "country"): lambda s, r: s.tool["user_location"]["country"] == "DE",
     ("anthropic", "include_domains"): lambda s, r: (
@@ -476,7 +479,7 @@ def test_a_site_rewrite_may_use_exactly_the_providers_limit(recorder: Recorder) 
         ({"date_from": "2026-01-01", "include_answer": True}, "tavily"),
         (
             {"exclude_domains": ["pinterest.com"], "include_answer": True, "country": "DE"},
-            "anthropic",
+            "openai",  # filters.blocked_domains
         ),
     ],
 )

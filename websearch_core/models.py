@@ -365,6 +365,9 @@ class Usage(BaseModel):
     output_tokens: int | None = None
     #: Paid engines this search reached, with the fee each one cost, in cents (a blend).
     paid: dict[str, float] = Field(default_factory=dict)
+    #: What the vendor said the call cost in US dollars, its search fee included, where it
+    #: says so (OpenRouter's ``usage.cost``); ``None`` elsewhere.
+    cost_usd: float | None = None
 
     @property
     def cents(self) -> float:
@@ -403,6 +406,9 @@ class SearchResponse(BaseModel):
     skipped: dict[str, str] = Field(default_factory=dict)
     #: Other queries the engines proposed (an upstream SearXNG's ``suggestions``).
     suggestions: list[str] = Field(default_factory=list)
+    #: The queries a grounded vendor's own model ran on the caller's behalf (it chooses its
+    #: own words): shown in the menu, so nobody has to guess what was searched.
+    searched: list[str] = Field(default_factory=list)
     sent_query: str = Field(description="the query as sent, after any `site:` rewriting")
     outcomes: list[EngineOutcome] = Field(default_factory=list)
     #: What was not given as asked, in words (a count capped, no answer where one was asked

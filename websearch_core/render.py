@@ -22,6 +22,15 @@ __all__ = [
 ]
 
 
+#: The vendor's own queries shown in the menu; a model that searched twenty times is said so.
+MAX_SEARCHED = 8
+
+
+def _quoted(query: str) -> str:
+    """A query between quotes that its own quotes cannot be mistaken for."""
+    return f"'{query}'" if '"' in query else f'"{query}"'
+
+
 def _date(published: str | None) -> str:
     """ISO timestamps shortened to the day; anything else (``"2 days ago"``) kept as is."""
     if not published:
@@ -58,6 +67,10 @@ def render_search(response: SearchResponse) -> str:
             menu.append(f"   {detail}")
     if menu:
         blocks.append("\n".join(menu))
+    if response.searched:
+        said = "; ".join(_quoted(one_line(query)) for query in response.searched[:MAX_SEARCHED])
+        more = len(response.searched) - MAX_SEARCHED
+        blocks.append(f"Searched for: {said}{f' (and {more} more)' if more > 0 else ''}.")
     for status, heading in (
         ("down", "Engines that failed"),
         ("blind", "Engines that answered with nothing usable"),

@@ -91,8 +91,10 @@ def _literal_when_multiline(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNo
 yaml.add_representer(str, _literal_when_multiline, Dumper=yaml.SafeDumper)
 
 
-def _write(path: Path, source: str, interactions: list[dict[str, Any]]) -> None:
-    header = (
+def _write(
+    path: Path, source: str, interactions: list[dict[str, Any]], header: str | None = None
+) -> None:
+    header = header or (
         "# CONSTRUCTED FROM DOCUMENTATION, NOT RECORDED from the real service.\n"
         f"# Response: {source} (see tests/fixtures/documented/SOURCES.md).\n"
         "# Request: built by this package's provider for the test's arguments.\n"

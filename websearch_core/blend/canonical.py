@@ -14,35 +14,10 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit, urlunsplit
 
+from websearch_core.tracking import TRACKING_PARAMETERS, is_tracking
+
 __all__ = ["TRACKING_PARAMETERS", "canonical_url"]
 
-#: Parameters that name the click, the campaign or the session, never the page.
-TRACKING_PARAMETERS = frozenset(
-    {
-        "fbclid",
-        "gclid",
-        "dclid",
-        "gbraid",
-        "wbraid",
-        "msclkid",
-        "yclid",
-        "twclid",
-        "igshid",
-        "mc_cid",
-        "mc_eid",
-        "_ga",
-        "_gl",
-        "_hsenc",
-        "_hsmi",
-        "mkt_tok",
-        "ref_src",
-        "ref_url",
-        "oly_anon_id",
-        "oly_enc_id",
-        "vero_id",
-        "spm",
-    }
-)
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -70,11 +45,6 @@ def _escapes(text: str) -> str:
             position = found + 1
     pieces.append(text[position:])
     return "".join(pieces)
-
-
-def _tracking(name: str) -> bool:
-    lowered = name.lower()
-    return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
 
 
 def _edge(character: str) -> bool:
@@ -120,5 +90,5 @@ def canonical_url(url: str) -> str:
         # same path with one slash is what any later pass keeps.
         path = "/" + path.lstrip("/")
     pairs = (_escapes(pair) for pair in parts.query.split("&") if _trimmed(pair))
-    kept = [pair for pair in pairs if not _tracking(pair.split("=")[0])]
+    kept = [pair for pair in pairs if not is_tracking(pair.split("=")[0])]
     return _trimmed(urlunsplit((scheme, netloc, path, _without_trailing("&".join(kept)), "")))

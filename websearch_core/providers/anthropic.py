@@ -6,12 +6,22 @@ The vendor traps, and what is done about each:
 
 - A failed search is a ``web_search_tool_result_error`` object inside an HTTP 200, not a list
   of results: every ``error_code`` maps to a typed error when no search succeeded, and to a
-  ``down`` outcome beside the results when another one did. An empty list is "no results".
+  ``down`` outcome beside the results when another one did, except ``max_uses_exceeded``:
+  that is our own cap on searches per call (``max_uses``) refusing one more, not the engine
+  failing, so beside good results it is a note. An empty list is "no results".
+- The queries the model ran are each ``server_tool_use`` (``name: "web_search"``)'s
+  ``input.query``, in order across continued turns: ``searched``.
+- ``stop_reason: "refusal"``: the model declined; what text came is not passed off as a
+  complete answer (cut off, with a note). ``"model_context_window_exceeded"`` (the search
+  results filled the model's context) and ``"max_tokens"`` are cut off.
 - ``stop_reason: "pause_turn"``: the turn is sent back unchanged (``encrypted_content`` and
   all) and continued, at most ``MAX_CONTINUATIONS`` times, summing text, citations and usage;
   still paused after that, the answer is marked cut off, never passed off as complete.
 - Citations carry no offsets: text blocks are split at citation boundaries, so a block's span
   in the joined answer is computed while joining, in characters.
+- Between its searches the model writes what it will search next ("Let me search for more
+  specific ...", one uncited text block before each ``server_tool_use``, no space after it):
+  that is not the answer, and is left out of it, as is the text before the first results.
 """
 
 from __future__ import annotations
@@ -49,6 +59,9 @@ TOOL_TYPE = "web_search_20250305"
 MAX_SEARCHES = 3
 #: How many times a paused turn is continued before the answer is reported cut off.
 MAX_CONTINUATIONS = 3
+#: ``stop_reason`` values of an answer that did not reach its end: still paused after the
+#: last continuation, the token limit, the context window filled, the model declining.
+CUT_OFF = frozenset({"pause_turn", "max_tokens", "model_context_window_exceeded", "refusal"})
 
 
 class AnthropicProvider(GroundedProvider):
@@ -137,19 +150,23 @@ class AnthropicProvider(GroundedProvider):
     ) -> ProviderAnswer:
         citations = Citations()
         failures: list[str] = []
+        queries: list[object] = []
         searched = answered = False
         parts: list[str] = []
         length = 0
-        # The answer is the text after the first search's results; what precedes them is
-        # the model announcing its search ("I'll search for ...").
+        # The answer is the text after the first search's results, less the model announcing
+        # its next search ("Let me search for more specific ..."): neither is the answer.
         first_result = next(
             (i for i, b in enumerate(content) if b.get("type") == "web_search_tool_result"),
             len(content),
         )
+        announcing = _announcements(content)
         for index, block in enumerate(content):
             kind = block.get("type")
             if kind == "server_tool_use":
                 searched = True
+                if block.get("name") == "web_search":
+                    queries.append(as_dict(block.get("input")).get("query"))
             elif kind == "web_search_tool_result":
                 inner = block.get("content")
                 if isinstance(inner, list):
@@ -163,7 +180,7 @@ class AnthropicProvider(GroundedProvider):
                     raise self.malformed(
                         "a web_search_tool_result that is neither results nor error"
                     )
-            elif kind == "text" and index > first_result:
+            elif kind == "text" and index > first_result and index not in announcing:
                 text = block.get("text")
                 if not isinstance(text, str):
                     raise self.malformed("a text block without text")
@@ -180,6 +197,12 @@ class AnthropicProvider(GroundedProvider):
                             cited.get("cited_text"),
                         )
         last = turns[-1].get("stop_reason")
+        if last == "refusal" and not answered:
+            raise ProviderResponseError(
+                self.name,
+                f"{self.name}'s model declined to answer the query: rephrase it, or use "
+                "another provider",
+            )
         if failures and not answered:
             raise self._search_error(failures[0])
         if last == "pause_turn" and not answered:
@@ -193,13 +216,24 @@ class AnthropicProvider(GroundedProvider):
         outcomes = [
             EngineOutcome(engine=f"{self.name} web_search", status="down", error=code)
             for code in failures
+            if code != "max_uses_exceeded"
         ]
+        notes = []
+        if last == "refusal":
+            notes.append(f"{self.name}'s model declined to answer")
+        if "max_uses_exceeded" in failures:
+            notes.append(
+                f"{self.name}'s model stopped searching at its cap of {MAX_SEARCHES} searches "
+                "per call"
+            )
         return citations.answer(
             request,
             "".join(parts),
             usage=self._usage(turns),
-            truncated=last in ("pause_turn", "max_tokens"),
+            truncated=isinstance(last, str) and last in CUT_OFF,
             outcomes=outcomes,
+            searched=queries,
+            notes=notes,
         )
 
     @staticmethod
@@ -243,3 +277,21 @@ class AnthropicProvider(GroundedProvider):
         return ProviderResponseError(
             self.name, f"{self.name}'s web search failed ({code!r}): try another provider"
         )
+
+
+def _announcements(content: list[Any]) -> set[int]:
+    """The text blocks that only announce the model's next search: each run of text blocks
+    up to a ``server_tool_use``, none of them citing a page ("Now let me search for ...")."""
+    announcing: set[int] = set()
+    run: list[int] = []
+    cites = False
+    for index, block in enumerate(content):
+        kind = block.get("type")
+        if kind == "text":
+            run.append(index)
+            cites = cites or bool(as_list(block.get("citations")))
+            continue
+        if kind == "server_tool_use" and not cites:
+            announcing.update(run)
+        run, cites = [], False
+    return announcing

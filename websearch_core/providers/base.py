@@ -84,6 +84,10 @@ class ProviderAnswer:
     skipped: dict[str, str] = field(default_factory=dict)
     #: Other queries the engine proposed.
     suggestions: list[str] = field(default_factory=list)
+    #: The queries a grounded vendor's own model ran for this search, in order.
+    searched: list[str] = field(default_factory=list)
+    #: What the vendor's answer does not give as asked (a refusal, sources lost), in words.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,21 @@ The vendor traps, and what is done about each:
   non-ASCII answer keeps its citations on the right words. Zero values are omitted in the
   JSON (an absent ``startIndex`` is 0).
 - No ``groundingMetadata`` (or no non-empty ``webSearchQueries``) means the model did not
-  search: reported as "not grounded", an error, never as "no results found".
+  search: reported as "not grounded", an error, never as "no results found". But the model
+  can search and the sources be lost: ``webSearchQueries`` without ``groundingChunks``, or no
+  ``groundingMetadata`` at all while ``usageMetadata.toolUsePromptTokenCount`` (the search
+  results read, billed) is above 0. That is an answer with no results, a ``blind`` outcome
+  and a note, never "did not search".
+- ``webSearchQueries`` are the queries the model ran (Gemini 3 also sends ``""``): the
+  non-empty ones are ``searched``. ``toolUsePromptTokenCount`` is input billed beside
+  ``promptTokenCount`` (it is in ``totalTokenCount``): counted in ``input_tokens``.
+- ``finishReason`` (``google.genai.types.FinishReason``): ``STOP`` is a finished answer;
+  ``MAX_TOKENS`` and ``CONTINUATION`` (the per-request token limit, "generation is not yet
+  complete") are cut off; any other value (``SAFETY``, ``RECITATION``, ``OTHER``,
+  ``TOO_MANY_TOOL_CALLS``, ...) stopped the answer before its end: cut off too, with a note
+  naming the reason. An answer stopped so that never searched is an error naming it.
+- A weather or time chunk's ``uri`` is ``https://www.google.com/search?q=…`` with literal
+  spaces: they are encoded (``%20``), or the link would be no link and the source dropped.
 - ``groundingChunks[].web.uri`` is a Google redirect link and ``title`` only the domain: each
   link is resolved to its target through the URL jail (concurrently, within the search's
   deadline and at most ``LOCATE_BUDGET_S``), keeping the link when that fails.
@@ -24,13 +38,14 @@ from __future__ import annotations
 import bisect
 import datetime as dt
 import itertools
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import quote, urlsplit
 
 import httpx
 
 from websearch_core.errors import AuthenticationError, ProviderError, ProviderResponseError
-from websearch_core.models import SearchRequest, Usage
+from websearch_core.models import EngineOutcome, SearchRequest, Usage
 from websearch_core.providers.base import Call, Exchange, Locate, ProviderAnswer, Support
 from websearch_core.providers.grounded import (
     INSTRUCTIONS,
@@ -57,6 +72,15 @@ REDIRECT_PATH = "/grounding-api-redirect/"
 REDIRECT_HOST = "vertexaisearch.cloud.google.com"
 #: Spans read per answer: far more than a few sentences carry, few enough to stay linear.
 MAX_SUPPORTS = 500
+#: ``finishReason`` values (``google.genai.types.FinishReason``) of a finished answer; an
+#: absent one is taken as finished (a whole, unstreamed response always carries one).
+FINISHED = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
+#: Values of an answer stopped by its token limit: ``CONTINUATION`` is "the per-request token
+#: limit, but generation is not yet complete" (continued with a ``continuation_token``, which
+#: this package does not send). Every other value stopped the answer early for its reason.
+TOKEN_LIMIT = frozenset({"MAX_TOKENS", "CONTINUATION"})
+#: The outcome's words for a search whose sources were lost.
+LOST_SOURCES = "searched but returned no sources"
 
 
 def _stamp(moment: dt.datetime) -> str:
@@ -155,20 +179,19 @@ class GeminiProvider(GroundedProvider):
     def exchange(self, request: SearchRequest, query: str) -> Exchange:
         response = yield Call(self.build_request(request, query))
         assert isinstance(response, httpx.Response)
-        citations, text, usage, truncated = self._grounding(self.read_json(response))
+        grounding = self._grounding(self.read_json(response))
         gateway = urlsplit(self._endpoint.url).hostname
-        seen = dict.fromkeys([*citations.cited, *citations.found])
+        seen = dict.fromkeys([*grounding.citations.cited, *grounding.citations.found])
         links = tuple(link for link in seen if is_redirect(link, gateway))[:MAX_LOCATES]
         targets = yield Locate(links)
         assert isinstance(targets, dict)
-        return citations.answer(request, text, usage=usage, truncated=truncated, rename=targets)
+        return grounding.answer(request, rename=targets)
 
     def parse_response(self, response: httpx.Response, request: SearchRequest) -> ProviderAnswer:
         """One response without resolving its links (``exchange`` resolves them)."""
-        citations, text, usage, truncated = self._grounding(self.read_json(response))
-        return citations.answer(request, text, usage=usage, truncated=truncated)
+        return self._grounding(self.read_json(response)).answer(request)
 
-    def _grounding(self, data: dict[str, Any]) -> tuple[Citations, str, Usage, bool]:
+    def _grounding(self, data: dict[str, Any]) -> _Grounding:
         candidates = data.get("candidates")
         if not isinstance(candidates, list) or not candidates:
             feedback = as_dict(data.get("promptFeedback")).get("blockReason")
@@ -181,10 +204,25 @@ class GeminiProvider(GroundedProvider):
         candidate = as_dict(candidates[0])
         parts = as_list(as_dict(candidate.get("content")).get("parts"))
         grounding = as_dict(candidate.get("groundingMetadata"))
+        usage = as_dict(data.get("usageMetadata"))
         queries = [
             q for q in as_list(grounding.get("webSearchQueries")) if isinstance(q, str) and q
         ]
-        if not queries:
+        chunks = [
+            as_dict(as_dict(chunk).get("web"))
+            for chunk in as_list(grounding.get("groundingChunks"))
+        ]
+        # The search results the model read, billed as input: it searched, whatever else says.
+        tool_tokens = count_of(usage.get("toolUsePromptTokenCount"))
+        finish = candidate.get("finishReason")
+        reason = one_line(finish).upper()[:40] if isinstance(finish, str) else "STOP"
+        if not (queries or any(chunk.get("uri") for chunk in chunks) or tool_tokens):
+            if reason not in FINISHED:
+                raise ProviderResponseError(
+                    self.name,
+                    f"{self.name} stopped its answer ({reason}) before its model searched the "
+                    "web: rephrase the query, or use another provider",
+                )
             raise self.not_grounded()
         # Where each text part starts in the joined answer (thoughts are not the answer).
         starts: dict[int, int] = {}
@@ -196,10 +234,6 @@ class GeminiProvider(GroundedProvider):
             if isinstance(part.get("text"), str) and not part.get("thought"):
                 starts[index], texts[index] = length, part["text"]
                 length += len(part["text"])
-        chunks = [
-            as_dict(as_dict(chunk).get("web"))
-            for chunk in as_list(grounding.get("groundingChunks"))
-        ]
         citations = Citations()
         for support in as_list(grounding.get("groundingSupports"))[:MAX_SUPPORTS]:
             support = as_dict(support)
@@ -220,25 +254,76 @@ class GeminiProvider(GroundedProvider):
                     citations.cite(
                         starts[part_index] + start,
                         starts[part_index] + end,
-                        chunk.get("uri"),
+                        _link(chunk.get("uri")),
                         chunk.get("title"),
                         cited,
                     )
         for chunk in chunks:
-            citations.saw(chunk.get("uri"), chunk.get("title"))
-        usage = as_dict(data.get("usageMetadata"))
+            citations.saw(_link(chunk.get("uri")), chunk.get("title"))
         tokens_out = add_counts(
             count_of(usage.get("candidatesTokenCount")), count_of(usage.get("thoughtsTokenCount"))
         )
         spent = Usage(
-            searches=len(queries),  # empty queries are not billed
-            input_tokens=count_of(usage.get("promptTokenCount")),
+            # Empty queries are not billed; a search whose queries were lost was at least one.
+            searches=len(queries) or 1,
+            input_tokens=add_counts(count_of(usage.get("promptTokenCount")), tool_tokens),
             output_tokens=tokens_out,
         )
-        text = "".join(texts[index] for index in sorted(texts))
-        return citations, text, spent, candidate.get("finishReason") == "MAX_TOKENS"
+        found = _Grounding(
+            citations,
+            "".join(texts[index] for index in sorted(texts)),
+            spent,
+            truncated=reason not in FINISHED,
+            searched=queries,
+        )
+        if reason not in FINISHED | TOKEN_LIMIT:
+            found.notes.append(f"{self.name} stopped its answer early ({reason})")
+        if not (citations.cited or citations.found):
+            found.outcomes.append(
+                EngineOutcome(
+                    engine=f"{self.name} google_search", status="blind", error=LOST_SOURCES
+                )
+            )
+            found.notes.append(
+                f"{self.name}'s model searched the web (and is billed for it), but its answer "
+                "came back without its sources"
+            )
+        return found
 
     def error_for(self, response: httpx.Response) -> ProviderError | None:
         if response.status_code == 400 and "API_KEY_INVALID" in response.text:
             return AuthenticationError(self.name, 400)
         return None
+
+
+def _link(uri: object) -> object:
+    """A chunk's ``uri`` as a link: Google's own search links (weather, time) carry literal
+    spaces (``?q=weather+in+San Francisco, CA,+US``), encoded here as ``%20``."""
+    return uri.strip().replace(" ", "%20") if isinstance(uri, str) else uri
+
+
+@dataclass
+class _Grounding:
+    """What one response says, before its redirect links are resolved."""
+
+    citations: Citations
+    text: str
+    usage: Usage
+    truncated: bool
+    searched: list[str]
+    notes: list[str] = field(default_factory=list)
+    outcomes: list[EngineOutcome] = field(default_factory=list)
+
+    def answer(
+        self, request: SearchRequest, rename: dict[str, str] | None = None
+    ) -> ProviderAnswer:
+        return self.citations.answer(
+            request,
+            self.text,
+            usage=self.usage,
+            truncated=self.truncated,
+            outcomes=self.outcomes,
+            rename=rename,
+            searched=self.searched,
+            notes=self.notes,
+        )

@@ -10,8 +10,19 @@ The vendor traps, and what is done about each:
 - ``url_citation`` spans index the ``output_text`` they sit in (characters, checked against
   the text: a span outside it is dropped); ``include: ["web_search_call.action.sources"]``
   brings every page the searches returned, not only the cited ones.
-- ``filters.allowed_domains`` takes at most 100 domains (we send at most 50) and there is no
-  blocked list: excluding domains is refused before anything is sent.
+- ``url_citation`` spans cover the markdown link the model writes after a sentence
+  (``… point. ([site.org](https://…?utm_source=openai))``), not the sentence, as every
+  recording other projects published shows: the link is taken out of the answer, our ``[n]``
+  goes after the sentence it followed, and that sentence (not the link) is the snippet, since
+  a source carries no text of its own. ``utm_source=openai`` is dropped from every URL, and a
+  page known only by its URL gets its host and path as a title.
+- The queries the model ran (``action.query``, newer models ``action.queries``) are shown.
+- ``filters`` takes ``allowed_domains`` or ``blocked_domains`` (at most 100; we send at most
+  50), one list per search. ``blocked_domains`` is documented and forwarded by other
+  clients (pydantic-ai#8323, vercel/ai#17899, which saw Wikipedia vanish when blocked), but
+  not typed in the SDK and reported to let a page through: it is sent, and a result from a
+  blocked domain that still comes back is left out of the menu, so the menu holds to it even
+  where the vendor's answer may not.
 """
 
 from __future__ import annotations
@@ -32,9 +43,12 @@ from websearch_core.providers.grounded import (
     MAX_ANSWER_TOKENS,
     Citations,
     GroundedProvider,
+    Span,
     as_dict,
     as_list,
     count_of,
+    plain_claim,
+    unlinked,
 )
 from websearch_core.text import one_line
 
@@ -46,9 +60,12 @@ class OpenAIProvider(GroundedProvider):
     model_setting = "openai_model"
     default_base_url = "https://api.openai.com"
     default_model = "gpt-5-mini"
+    #: "up to 100 allowed_domains or up to 100 blocked_domains": one list per search.
+    exclusive_options: ClassVar = (frozenset({"include_domains", "exclude_domains"}),)
     capabilities: ClassVar = {
         "include_domains": Support.NATIVE,  # filters.allowed_domains, at most 100
-        "exclude_domains": Support.UNSUPPORTED,  # the tool has no blocked list
+        # filters.blocked_domains: documented, best-effort (see the module docstring)
+        "exclude_domains": Support.NATIVE,
         "freshness": Support.UNSUPPORTED,
         "date_range": Support.UNSUPPORTED,
         "include_answer": Support.NATIVE,
@@ -66,6 +83,8 @@ class OpenAIProvider(GroundedProvider):
         tool: dict[str, Any] = {"type": "web_search", "user_location": location}
         if request.include_domains:
             tool["filters"] = {"allowed_domains": list(request.include_domains)}
+        elif request.exclude_domains:
+            tool["filters"] = {"blocked_domains": list(request.exclude_domains)}
         return self._endpoint.request(
             "POST",
             "/v1/responses",
@@ -98,6 +117,7 @@ class OpenAIProvider(GroundedProvider):
         parts: list[str] = []
         length = 0
         completed = failed = searches = 0
+        searched: list[str] = []
         for item in output:
             item = as_dict(item)
             kind = item.get("type")
@@ -108,7 +128,11 @@ class OpenAIProvider(GroundedProvider):
                 completed += 1
                 action = as_dict(item.get("action"))
                 # open_page and find_in_page (reasoning models) read a page; they do not search
-                searches += action.get("type", "search") == "search"
+                if action.get("type", "search") == "search":
+                    searches += 1
+                    # Newer models list every query (``queries``), older ones one (``query``).
+                    asked = as_list(action.get("queries")) or [action.get("query")]
+                    searched.extend(q for q in asked if isinstance(q, str))
                 for source in as_list(action.get("sources")):
                     source = as_dict(source)
                     citations.saw(source.get("url"), source.get("title"))
@@ -121,24 +145,18 @@ class OpenAIProvider(GroundedProvider):
                     if parts:  # paragraphs stay apart; spans index their own part
                         parts.append("\n\n")
                         length += 2
-                    for note in as_list(part.get("annotations")):
-                        note = as_dict(note)
-                        start, end = note.get("start_index"), note.get("end_index")
-                        if note.get("type") != "url_citation" or not (
-                            isinstance(start, int)
-                            and isinstance(end, int)
-                            and 0 <= start < end <= len(text)
-                        ):
-                            continue
+                    text, cited = unlinked(text, _spans(text, part.get("annotations")))
+                    for span, claim in cited:
                         citations.cite(
-                            length + start,
-                            length + end,
-                            note.get("url"),
-                            note.get("title"),
-                            text[start:end],
+                            length + span.start,
+                            length + span.end,
+                            span.url,
+                            span.title,
+                            plain_claim(claim),
                         )
                     parts.append(text)
                     length += len(text)
+        citations.leave_out(request.exclude_domains)
         if failed and not completed:
             raise ProviderUnavailableError(self.name, "its web search failed")
         if not completed:
@@ -163,6 +181,7 @@ class OpenAIProvider(GroundedProvider):
             ),
             truncated=data.get("status") == "incomplete",
             outcomes=outcomes,
+            searched=searched,
         )
 
     def error_for(self, response: httpx.Response) -> ProviderError | None:
@@ -170,3 +189,19 @@ class OpenAIProvider(GroundedProvider):
         if response.status_code == 429 and "insufficient_quota" in response.text:
             return RateLimitedError(self.name, None, quota=True)
         return None
+
+
+def _spans(text: str, annotations: object) -> list[Span]:
+    """The ``url_citation`` annotations of one ``output_text`` whose span lies inside it."""
+    spans = []
+    for note in as_list(annotations):
+        note = as_dict(note)
+        start, end = note.get("start_index"), note.get("end_index")
+        if (
+            note.get("type") == "url_citation"
+            and isinstance(start, int)
+            and isinstance(end, int)
+            and 0 <= start < end <= len(text)
+        ):
+            spans.append(Span(start, end, note.get("url"), note.get("title")))
+    return spans

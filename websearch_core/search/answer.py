@@ -45,7 +45,8 @@ def response_of(
         usage=answer.usage or Usage(),
         sent_query=query_sent,
         outcomes=answer.outcomes,
-        notes=notes_on(request, provider, answer),
+        searched=answer.searched,
+        notes=[*notes_on(request, provider, answer), *answer.notes],
         elapsed_ms=elapsed_ms,
     )
     if redactor:
