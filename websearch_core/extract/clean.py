@@ -7,19 +7,16 @@ going to be used points into a subtree that has already been freed.
 
 from __future__ import annotations
 
+import string
 from collections.abc import Iterable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.furniture import (
-    ALWAYS_FURNITURE,
-    furniture_word,
-    may_name_furniture,
-    names,
-)
+from websearch_core.extract.furniture import ALWAYS_FURNITURE, named_furniture
 
 __all__ = [
     "carries_lead",
+    "is_structural",
     "noscript_holds_the_prose",
     "prose_by_node",
     "remove_chrome",
@@ -52,17 +49,35 @@ JUNK_TAGS = [
     "picture",
 ]
 
-_CHROME_TAGS = "nav, aside, footer, header, menu"
-_HIDDEN = (
-    '[hidden], [aria-hidden="true"], [style*="display:none" i], [style*="display: none" i], '
-    '[style*="visibility:hidden" i], [style*="visibility: hidden" i]'
+#: Removed for what they are (tag, hidden, role), not for what they are called: ``_STRUCTURAL``
+#: as a selector, ``is_structural`` in Python from an element's tag and attribute dict, so
+#: that one selector pass finds every candidate (the parser evaluating this selector twice was
+#: a tenth of a page's conversion). tests/test_extract.py holds the two to the same answers.
+_CHROME_TAG_NAMES = frozenset(("nav", "aside", "footer", "header", "menu"))
+_HIDDEN_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
+_STRUCTURAL_ROLES = frozenset(
+    (
+        "navigation",
+        "banner",
+        "contentinfo",
+        "complementary",
+        "search",
+        "dialog",
+        "alert",
+        "menu",
+        "menubar",
+    )
 )
-_ROLES = (
-    '[role="navigation"], [role="banner"], [role="contentinfo"], [role="complementary"], '
-    '[role="search"], [role="dialog"], [role="alert"], [role="menu"], [role="menubar"]'
+_STRUCTURAL = ", ".join(
+    [
+        *sorted(_CHROME_TAG_NAMES),
+        "[hidden]",
+        '[aria-hidden="true"]',
+        *(f'[style*="{style}" i]' for style in _HIDDEN_STYLES),
+        *(f'[role="{role}"]' for role in sorted(_STRUCTURAL_ROLES)),
+    ]
 )
-#: Removed for what they are (tag, hidden, role), not for what they are called.
-_STRUCTURAL = ", ".join((_CHROME_TAGS, _HIDDEN, _ROLES))
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
 #: A paragraph this long is prose, for ``prose_by_node``.
 PROSE_CHARS = 40
@@ -150,6 +165,21 @@ _CONTENT_SHARE_ALWAYS = 0.75
 _OUTSIDE_PROSE = 300
 
 
+def is_structural(tag: str | None, attrs: dict[str, str | None]) -> bool:
+    """Whether an element matches ``_STRUCTURAL``: a chrome tag, hidden (the attribute,
+    ``aria-hidden="true"`` or an inline style, whose words CSS's ``i`` compares in ASCII
+    only), or a chrome role; attribute values compared as the selector compares them."""
+    if tag in _CHROME_TAG_NAMES or "hidden" in attrs:
+        return True
+    if attrs.get("aria-hidden") == "true" or attrs.get("role") in _STRUCTURAL_ROLES:
+        return True
+    style = attrs.get("style")
+    if not style:
+        return False
+    lowered = style.translate(_ASCII_LOWER)
+    return any(hidden in lowered for hidden in _HIDDEN_STYLES)
+
+
 def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str]:
     """Remove menus, headers, footers, hidden nodes and nodes named as furniture; return the
     furniture words that name the content on this page instead (see below).
@@ -167,22 +197,20 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str
         return set()
     limit = max(1, _text_length(body)) * keep_share
     prose = prose_by_node(body)
-    structural = {node.mem_id for node in body.css(_STRUCTURAL)}
     doomed: list[tuple[LexborNode, str | None]] = []
     seen: set[int] = set()
     for node in body.css(f"{_STRUCTURAL}, [class], [id]"):  # document order, maybe repeated
-        key = node.mem_id
-        if key in seen or node.tag in _NEVER_REMOVED:
+        key, tag = node.mem_id, node.tag
+        if key in seen or tag in _NEVER_REMOVED:
             continue
         seen.add(key)
         word = None
-        if key in structural:
-            if node.tag == "header" and carries_lead(node):
+        attrs = node.attributes
+        if is_structural(tag, attrs):
+            if tag == "header" and carries_lead(node):
                 continue
         else:
-            if not may_name_furniture(node):
-                continue
-            word = furniture_word(names(node))
+            word = named_furniture(attrs)
             if word is None:
                 continue
         if _text_length(node) > limit:

@@ -22,6 +22,7 @@ __all__ = [
     "is_always_furniture",
     "may_name_furniture",
     "name_words",
+    "named_furniture",
     "names",
 ]
 
@@ -398,6 +399,16 @@ def may_name_furniture(node: LexborNode) -> bool:
     """Whether ``node``'s class or id may name furniture (``_candidate_pattern``)."""
     attrs = node.attributes
     return any(_candidate(attrs.get(attribute) or "") for attribute in ("class", "id"))
+
+
+def named_furniture(attrs: dict[str, str | None]) -> str | None:
+    """The furniture word that an element's attributes (``node.attributes``) name, if any:
+    ``furniture_word`` of its names when ``may_name_furniture``, from one attribute dict
+    (selectolax builds a new one at each ``node.attributes``: a microsecond a node)."""
+    classes, ident = attrs.get("class") or "", attrs.get("id") or ""
+    if not (_candidate(classes) or _candidate(ident)):
+        return None
+    return furniture_word(f"{classes}\0{ident}")
 
 
 @lru_cache(maxsize=16384)  # a site repeats its class names on every node and page

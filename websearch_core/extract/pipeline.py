@@ -170,7 +170,7 @@ def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument
         reason = _too_big(tags)
         said = "; ".join([*notes, reason])
         return _document(_plain(sized), _head(sized, url), "full", reason, said)
-    bounded, flattened = bound_nesting(sized)
+    bounded, flattened = bound_nesting(sized, tags)
     note = "; ".join([*notes, *filter(None, [flattened])]) or None
     tree = LexborHTMLParser(bounded)
     meta = read_metadata(tree, url)
