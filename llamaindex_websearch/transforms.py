@@ -104,7 +104,7 @@ class WebPageFetch(TransformComponent):
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         wanted = [(index, url) for index, node in enumerate(nodes) if (url := self._wanted(node))]
         out = list(nodes)
-        outcomes = self._session_for_use().fetch_many(url for _, url in wanted)
+        outcomes = self._session_for_use().fetch_many([url for _, url in wanted])
         for (index, url), (_, outcome) in zip(wanted, outcomes, strict=True):
             out[index] = self._merged(nodes[index], outcome, url)
         return out
@@ -113,7 +113,7 @@ class WebPageFetch(TransformComponent):
         wanted = [(index, url) for index, node in enumerate(nodes) if (url := self._wanted(node))]
         out = list(nodes)
         positions = iter(wanted)
-        async for _, outcome in self._session_for_use().afetch_many(url for _, url in wanted):
+        async for _, outcome in self._session_for_use().afetch_many([url for _, url in wanted]):
             index, url = next(positions)
             out[index] = self._merged(nodes[index], outcome, url)
         return out

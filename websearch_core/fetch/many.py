@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import threading
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sized
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -93,6 +93,7 @@ class BulkReader:
 
     def fetch_many(self, urls: object, concurrency: object, robots: object) -> Iterator[Outcome]:
         batch = self._batch(concurrency, robots)
+        self._expect(urls)
         window: deque[tuple[str, Future[Page]]] = deque()
         # The batch's own threads, shut down when it ends: no other batch waits behind it.
         pool = ThreadPoolExecutor(max_workers=batch.concurrency)
@@ -114,6 +115,7 @@ class BulkReader:
         self, urls: object, concurrency: object, robots: object
     ) -> AsyncIterator[Outcome]:
         batch = self._batch(concurrency, robots)
+        self._expect(urls)
         network = asyncio.Semaphore(batch.concurrency)
 
         async def one(url: str) -> Page | WebSearchError:
@@ -138,6 +140,12 @@ class BulkReader:
         finally:
             for _, task in window:
                 task.cancel()
+
+    def _expect(self, urls: object) -> None:
+        """Tell the conversion workers how big the batch is, when it is a list (the loaders'
+        and readers' are): a large one starts them all now, not after its first pages."""
+        if isinstance(urls, Sized) and not isinstance(urls, str | bytes | Mapping):
+            self._pages.converters.expect(len(urls))
 
     def _batch(self, concurrency: object, robots: object) -> _Batch:
         if concurrency is None:

@@ -13,10 +13,13 @@ each worker; ``fork`` copies a process whose other threads may hold locks. A wor
 ``websearch_core.fetch.workers.serve`` in a new interpreter: it imports only this package and reads
 pickled pages from a pipe. It works the same from a script, a notebook, a thread or an event loop.
 
-- Started lazily, once a session has had ``START_AFTER`` pages big enough to be worth the
-  trip (a retriever's ten pages never start them); until a worker is ready, pages are
-  converted in the caller's process, so a small batch never waits for start-up. A service
-  starts them at once (``start``): its event loop must never convert a page itself.
+- Started when a batch that is known to be large begins (``expect``: the loaders and readers
+  pass lists), all at once, or else once a session has had ``START_AFTER`` pages big enough
+  to be worth the trip (a retriever's ten pages never start them); until a worker is ready,
+  pages are converted in the caller's process, so no batch waits for start-up. A service
+  starts them and waits (``start``): its event loop must never convert a page itself.
+- A worker imports only the converter: the package's ``__init__`` is lazy, so it pays for
+  neither the session nor httpx. They stay up for the session's later batches.
 - A worker runs a module-level function of this package on pickled arguments: ``convert``
   for a bulk read, ``scrape.scrape`` for the service's Firecrawl door.
 - Small pages (and anything not HTML) stay in-process: pickling and a pipe round trip cost
@@ -235,23 +238,38 @@ class ConversionWorkers:
                 return self._dispatch.submit(function, *args)
             return self._dispatch.submit(self._on_worker, url, function, args)
 
-    def start(self) -> None:
-        """Start every worker now and wait until each is ready; from now on every page
-        worth a worker goes to one (a service does this at start-up)."""
-        if self.workers == 0:
+    def expect(self, pages: int) -> None:
+        """A batch of ``pages`` pages is about to be read: if that is enough to be worth the
+        workers (``START_AFTER``), start every one of them now, without waiting. They import
+        while the first pages are on the network (converted in-process meanwhile), instead of
+        one at a time after the batch's first ``START_AFTER`` pages: on 200 pages that left
+        most of the batch converted on one core."""
+        if pages >= START_AFTER:
+            self.start(wait=False)
+
+    def start(self, *, wait: bool = True) -> None:
+        """Start every worker now, one per dispatcher thread, all at once. ``wait`` (a
+        service at start-up): wait until each is ready, and from now on send every page worth
+        a worker to one, never converting on the caller's side. Without ``wait``: pages go to
+        workers once they are ready, and are converted in-process until then."""
+        if self.workers == 0 or self._unavailable:
             return
-        self.wait_for_start = True
+        if wait:
+            self.wait_for_start = True
+        elif len(self.pids) >= self.workers:
+            return  # all running (a session's earlier batch): nothing to queue behind pages
         everyone = threading.Barrier(self.workers)
 
-        def ready() -> None:  # one per dispatcher thread: the barrier keeps them apart
+        def started() -> None:  # one per dispatcher thread: the barrier keeps them apart
             worker = None if self._unavailable else self._thread_worker()
-            if worker is not None:
+            if worker is not None and wait:
                 try:
                     worker.poll_ready(wait=True)
                 except (EOFError, OSError, ValueError) as exc:
                     self._retire(worker)
                     self._give_up(exc)
-            everyone.wait(timeout=60)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                everyone.wait(timeout=60)
 
         with self._lock:
             if self._dispatch is None:
@@ -259,8 +277,11 @@ class ConversionWorkers:
                     max_workers=self.workers, thread_name_prefix="websearch-convert"
                 )
             dispatch = self._dispatch
-        for started in [dispatch.submit(ready) for _ in range(self.workers)]:
-            started.result(timeout=120)
+            self._submitted = max(self._submitted, START_AFTER)  # no page waits for a quota
+        starting = [dispatch.submit(started) for _ in range(self.workers)]
+        if wait:
+            for done in starting:
+                done.result(timeout=120)
 
     def _on_worker(self, url: str, function: Callable[..., T], args: tuple[Any, ...]) -> T:
         worker = None if self._unavailable else self._thread_worker()
