@@ -30,9 +30,11 @@ def _old_squash(raw: str) -> str:
 #: that must stay, and letters from several scripts.
 _TEXT = st.text(
     alphabet=st.sampled_from(
-        [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2028"]
-        + ["\u3000", "\u00ad", "\u200b", "\u2060", "\ufeff", "\u200c", "\u200d", "\u200a"]
-        + ["a", "Z", "é", "ß", "д", "中", "ש", "ल", "😀", ".", "-"]
+        [
+            *(" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2028"),
+            *("\u3000", "\u00ad", "\u200b", "\u2060", "\ufeff", "\u200c", "\u200d", "\u200a"),
+            *("a", "Z", "é", "ß", "д", "中", "ש", "ल", "😀", ".", "-"),
+        ]
     ),
     max_size=40,
 )
@@ -79,8 +81,10 @@ def _old_flood(attributes: int) -> re.Pattern[str]:
 
 _NAME = st.sampled_from(["a", "class", "data-x", "x:y", "é", "on", "=", '"'])
 _VALUE = st.sampled_from(
-    ["", "=1", '="v"', "='v'", '=">"', "='<'", '="a b"', "= x", '="', "='", "=", "=a>b", "/"]
-    + ["= ", " = 'x'", " =", '="a"b', "=\n"]
+    [
+        *("", "=1", '="v"', "='v'", '=">"', "='<'", '="a b"', "= x", '="', "='", "=", "=a>b"),
+        *("/", "= ", " = 'x'", " =", '="a"b', "=\n"),
+    ]
 )
 _GAP = st.sampled_from([" ", "  ", "\n", "\t", "", " /", "/"])
 
@@ -153,6 +157,7 @@ def test_structural_chrome_is_read_as_the_selector_reads_it(
     body = tree.body
     assert body is not None
     node = body.child
-    assert node is not None and node.tag == tag
+    assert node is not None
+    assert node.tag == tag
     by_selector = any(found.mem_id == node.mem_id for found in body.css(clean._STRUCTURAL))
     assert clean.is_structural(node.tag, node.attributes) == by_selector
