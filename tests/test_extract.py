@@ -483,3 +483,133 @@ def test_the_candidate_pattern_reads_names_as_the_css_selector_did(
     assert node is not None
     matched_by_css = bool(node.parent and node.parent.css(_css_candidate_selector()))
     assert may_name_furniture(node) == matched_by_css
+
+
+# -- selection rules, each on a constructed page ---------------------------------------------
+
+_PROSE = [
+    "The new trail opens on Saturday after three years of work by volunteers, who cleared "
+    "brush, rebuilt two bridges and laid almost four kilometres of gravel.",
+    "Walkers can start from the car park by the old mill, where a small kiosk sells maps, "
+    "water and the local honey that the valley is known for.",
+    "The route climbs gently through beech woods before it reaches the ridge, from which, on "
+    "a clear day, you can see the lighthouse and the islands beyond it.",
+    "Dogs are welcome on leads, but cyclists are asked to use the forestry road instead, "
+    "because the path is narrow in places and steep near the quarry.",
+    "The council has promised to repair the steps near the waterfall before winter, and a "
+    "group of students will count visitors over the first month.",
+]
+_MENU = (
+    '<div class="top"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>'
+    '<li><a href="/sport">Sport</a></li></ul></div>'
+)
+
+
+def _page(body: str) -> str:
+    return f"<html><head><title>Trail opens</title></head><body>{_MENU}{body}</body></html>"
+
+
+def _paragraphs(texts: list[str]) -> str:
+    return "".join(f"<p>{text}</p>" for text in texts)
+
+
+def test_screen_reader_labels_and_image_copyright_credits_are_not_text() -> None:
+    figure = (
+        '<figure class="media-landscape has-caption"><span class="image-and-copyright-container">'
+        '<span class="off-screen">Image copyright</span>'
+        '<span class="story-image-copyright">Getty Images</span></span></figure>'
+    )
+    doc = extract(_page(f'<div class="story-body">{figure}{_paragraphs(_PROSE)}</div>'))
+    assert _PROSE[0] in doc.text
+    assert _PROSE[-1] in doc.text
+    assert "Image copyright" not in doc.text
+    assert "Getty Images" not in doc.text
+
+
+def test_a_br_text_page_does_not_read_its_footer_divs_as_paragraphs() -> None:
+    article = "<br><br>".join(_PROSE)
+    footer = (
+        '<div class="rodape"><div class="container"><div>Rua Walter Marquardt, 1111 - Barra do '
+        "Rio Molha - 89259-565 - Caixa Postal 421 - Fone: (047) 2106-8000</div></div></div>"
+    )
+    side = "".join(f'<li><a href="/c/{i}">Category {i}</a></li>' for i in range(30))
+    html = _page(
+        f'<div id="wrap"><div class="container"><div class="row"><div class="col-3"><ul>{side}'
+        f'</ul></div><div class="col-9"><p class="title">Trail opens</p>{article}</div></div>'
+        f"</div>{footer}</div>"
+    )
+    doc = extract(html)
+    assert _PROSE[0] in doc.text
+    assert _PROSE[-1] in doc.text
+    assert "Caixa Postal" not in doc.text
+
+
+def test_forum_posts_in_nested_wrappers_are_all_kept() -> None:
+    posts = "".join(
+        f'<article class="message message--post"><div class="message-inner">'
+        f'<div class="message-cell message-cell--user"><h4><a href="/m/{i}">user{i}</a></h4>'
+        f"<dl><dt>Messages</dt><dd>{120 + i}</dd></dl></div>"
+        f'<div class="message-cell message-cell--main"><div class="message-main">'
+        f'<div class="message-content"><div class="message-userContent">'
+        f'<article class="message-body"><div class="bbWrapper">{text}</div>'
+        f"</article></div></div></div></div></div></article>"
+        # two long posts and two short replies: the long ones' wrappers are every finalist
+        for i, text in enumerate(
+            [
+                f"{_PROSE[0]}<br><br>{_PROSE[1]}",
+                f"{_PROSE[2]}<br><br>{_PROSE[3]}",
+                _PROSE[4],
+                "Thanks!",
+            ]
+        )
+    )
+    doc = extract(_page(f'<div class="block-body">{posts}</div>'))
+    for text in (*_PROSE, "Thanks!"):
+        assert text in doc.text
+
+
+def test_paragraphs_above_a_read_more_panel_are_kept() -> None:
+    panel = (
+        '<div id="read-more"><div id="read-more-link"><a href="#">Read more</a></div>'
+        '<div id="middle-slot"></div>'
+        f'<div id="read-more-content">{_paragraphs(_PROSE[2:] * 5)}</div></div>'
+    )
+    html = _page(
+        f'<div id="story"><h1>Trail opens</h1><div class="story-body">'
+        f"{_paragraphs(_PROSE[:2])}{panel}</div>"
+        '<div class="more"><p>Another story, on the council budget, with many words in it.</p>'
+        "</div></div>"
+    )
+    doc = extract(html)
+    assert doc.text.startswith(_PROSE[0])
+    assert _PROSE[1] in doc.text
+    assert _PROSE[4] in doc.text
+    assert "Another story" not in doc.text
+
+
+def test_a_standfirst_set_in_a_div_beside_the_body_is_kept() -> None:
+    lead = "Volunteers have finished a trail along the ridge after three years of weekend work."
+    html = _page(
+        f'<div class="article"><h1>Trail opens</h1><div class="article__summary">{lead}</div>'
+        f'<div class="article__text">{_paragraphs(_PROSE * 2)}</div></div>'
+    )
+    doc = extract(html)
+    assert doc.text.startswith(lead)
+    assert _PROSE[-1] in doc.text
+
+
+def test_a_lone_linked_item_is_text_but_a_run_of_them_is_a_link_list() -> None:
+    offer = (
+        '<ul><li><a href="https://shop.example/bag">Get it at Valley Outdoors for $89</a></li></ul>'
+    )
+    more = "".join(
+        f'<ul><li><h4><a href="/story/{i}">Another story number {i}</a></h4></li></ul>'
+        for i in range(3)
+    )
+    html = _page(
+        f'<div class="story-body">{_paragraphs(_PROSE[:3])}{offer}{_paragraphs(_PROSE[3:])}'
+        f"<h4>More:</h4>{more}</div>"
+    )
+    doc = extract(html)
+    assert "Get it at Valley Outdoors for $89" in doc.text
+    assert "Another story number" not in doc.text

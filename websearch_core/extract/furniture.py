@@ -71,6 +71,8 @@ _FURNITURE_FRAGMENTS = (
     "sr-only",
     "visually-hidden",
     "screen-reader",
+    "offscreen",
+    "off-screen",
     "popular",
     "trending",
     "read-more",
@@ -79,6 +81,7 @@ _FURNITURE_FRAGMENTS = (
     "skip",
     "caption",
     "credit",
+    "copyright",
     "widget",
     "banner",
     "print-only",
@@ -162,8 +165,10 @@ ALWAYS_FURNITURE = frozenset(
         "byline",
         "caption",
         "credit",
+        "copyright",
         "mostpopular",
         "trending",
+        "offscreen",
     )
 )
 #: Words that name furniture, compared with the words of a class or id (split at ``-``, ``_``
@@ -206,6 +211,7 @@ _ALWAYS_PHRASES = (
     ("sr", "only"),
     ("visually", "hidden"),
     ("screen", "reader"),
+    ("off", "screen"),
     ("most", "popular"),
     ("more", "stories"),
 )

@@ -187,17 +187,6 @@ def _text_voters(body: LexborNode) -> list[tuple[LexborNode, int]]:
     for node in body.css(_VOTERS):
         voters.append((node, len(node.text(deep=True).strip())))
     seen: set[int] = set()
-    # A page written without <p>: each <div> that holds no block (``<div><span>…</span>
-    # </div>``) is a paragraph. Looked for only when paragraphs hold little of the page's text,
-    # since it costs a walk over every <div>.
-    voted = sum(chars for _, chars in voters if chars >= _MIN_VOTE_CHARS)
-    if voted < len(body.text(deep=True)) * _DIV_PARAGRAPHS_BELOW:
-        for div in body.css("div"):
-            if not _holds_block(div):
-                chars = len(div.text(deep=True).strip())
-                if chars >= _MIN_VOTE_CHARS:
-                    seen.add(div.mem_id)
-                    voters.append((div, chars))
     # Text set in <div>s and split by <br> instead of <p>: the <br>s' parents vote too,
     # with the text they hold themselves.
     for br in body.css("br"):
@@ -206,6 +195,16 @@ def _text_voters(body: LexborNode) -> list[tuple[LexborNode, int]]:
             continue
         seen.add(parent.mem_id)
         voters.append((parent, _own_text_chars(parent)))
+    # A page written without <p> nor <br>-split text: each <div> that holds no block
+    # (``<div><span>…</span></div>``) is a paragraph. Looked for only when those paragraphs
+    # hold little of the page's text, since it costs a walk over every <div>.
+    voted = sum(chars for _, chars in voters if chars >= _MIN_VOTE_CHARS)
+    if voted < len(body.text(deep=True)) * _DIV_PARAGRAPHS_BELOW:
+        for div in body.css("div"):
+            if not _holds_block(div):
+                chars = len(div.text(deep=True).strip())
+                if chars >= _MIN_VOTE_CHARS:
+                    voters.append((div, chars))
     return voters
 
 
@@ -265,21 +264,54 @@ def select_main(tree: LexborHTMLParser) -> Selection | None:
     best_score, best, _ = finals[0]
     if declared is not None and len(declared.text(deep=True)) > 200:
         best, best_score = declared, max(best_score, 1.0)
-    best = _climb(best, finals, best_score)
+    best = _climb(best, finals, best_score, votes)
     prose = prose_by_node(body)
     nodes = _with_siblings(best, votes, best_score, prose)
+    parent = best.parent
+    if (
+        len(nodes) == 1
+        and parent is not None
+        and parent.tag not in ("html", "body", None)
+        and parent.parent is not None
+        and prose.get(parent.mem_id, 0) == prose.get(best.mem_id, 0)
+        and prose.get(parent.parent.mem_id, 0) > prose.get(parent.mem_id, 0)
+    ):
+        # The winner's parent holds no prose of its own (a "Read more" panel around the rest
+        # of a story): the siblings before it are read as the winner's would be, the story's
+        # first paragraphs above that panel.
+        nodes = []
+        for node in _with_siblings(parent, votes, best_score, prose, outer=True):
+            if node.mem_id == parent.mem_id:
+                nodes.append(best)
+                break
+            nodes.append(node)
     chars = sum(len(node.text(deep=True)) for node in nodes)
     linked = sum(_link_chars(node) for node in nodes)
     return Selection(nodes, chars, min(1.0, linked / chars) if chars else 0.0)
 
 
 def _climb(
-    best: LexborNode, finals: list[tuple[float, LexborNode, int]], score: float
+    best: LexborNode,
+    finals: list[tuple[float, LexborNode, int]],
+    score: float,
+    votes: dict[int, _Votes],
 ) -> LexborNode:
     """Move up when several strong containers share an ancestor, or the parent only wraps."""
-    close = [node for value, node, _ in finals[1:] if value >= score * 0.75]
+    # Other strong containers: not blocks inside best, nor its wrappers that hold no prose
+    # but best's, which are the same candidate again (one forum post's five nested <div>s
+    # are one post, not five).
+    lineage = _ancestors(best, 8)
+    line = set(lineage)
+    entry = votes.get(best.mem_id)
+    own = entry.mass * 1.05 if entry is not None else 0.0
+    close = [
+        node
+        for value, node, _ in finals[1:]
+        if value >= score * 0.75
+        and not (node.mem_id in line and votes[node.mem_id].mass <= own)
+        and best.mem_id not in _ancestors(node, 8)
+    ]
     if len(close) >= 2:
-        lineage = _ancestors(best, 8)
         others = [set(_ancestors(node, 12)) for node in close]
         for level, key in enumerate(lineage):
             if sum(key in chain for chain in others) >= 2:
@@ -307,8 +339,16 @@ def _climb(
 
 
 def _with_siblings(
-    best: LexborNode, votes: dict[int, _Votes], best_score: float, prose: dict[int, int]
+    best: LexborNode,
+    votes: dict[int, _Votes],
+    best_score: float,
+    prose: dict[int, int],
+    *,
+    outer: bool = False,
 ) -> list[LexborNode]:
+    """``best`` and the siblings that are more of the article; ``outer``: only paragraphs (and
+    a lead ``<header>``) and blocks of ``best``'s own class (``best`` is a panel around the
+    winner)."""
     parent = best.parent
     if parent is None or parent.tag in ("html", None):
         return [best]
@@ -330,15 +370,18 @@ def _with_siblings(
             text = sibling.text(deep=True)
             chars = len(text.strip())
             held = prose.get(sibling.mem_id, 0)
-            if entry is not None and (
-                entry.score + bonus >= threshold or entry.mass >= mass_threshold
+            if (
+                entry is not None
+                and (same_class or not outer)
+                and (entry.score + bonus >= threshold or entry.mass >= mass_threshold)
             ):
                 # A comment thread the chrome rules kept (a forum's posts) votes like prose,
                 # but next to an article it is still the comments.
                 if _link_density(sibling, chars) < 0.5 and not is_always_furniture(names(sibling)):
                     chosen.append(sibling)
             elif (
-                held >= max(_SIBLING_PROSE, best_prose * _SIBLING_PROSE_SHARE)
+                not outer
+                and held >= max(_SIBLING_PROSE, best_prose * _SIBLING_PROSE_SHARE)
                 and sibling.tag in _SPLIT_CONTAINERS
                 and furniture_word(names(sibling)) is None
                 and sibling.css_first("h1") is None
@@ -353,6 +396,16 @@ def _with_siblings(
                     density == 0 and _SENTENCE_END.search(text) is not None
                 ):
                     chosen.append(sibling)
+            elif (
+                sibling.tag == "div"
+                and chars > 80
+                and _SENTENCE_END.search(text) is not None
+                and not _holds_block(sibling)
+                and furniture_word(names(sibling)) is None
+                and _link_density(sibling, chars) < 0.25
+            ):
+                # A paragraph set in a <div> (a standfirst beside the body): read as a <p>.
+                chosen.append(sibling)
             elif sibling.tag == "header" and carries_lead(sibling):
                 # The article's own header, with the standfirst: what the chrome rules kept.
                 chosen.append(sibling)
@@ -399,6 +452,25 @@ def is_listing(selection: Selection) -> bool:
     return False
 
 
+def _element_sibling(node: LexborNode, forward: bool) -> LexborNode | None:
+    sibling = node.next if forward else node.prev
+    while sibling is not None and not sibling.is_element_node:
+        sibling = sibling.next if forward else sibling.prev
+    return sibling
+
+
+def _single_link_item(node: LexborNode) -> bool:
+    """Whether a list holds one item and stands alone, not in a run of lists (a "More:" run of
+    one-link lists is a link list)."""
+    if len(node.css("li")) != 1:
+        return False
+    for forward in (False, True):
+        sibling = _element_sibling(node, forward)
+        if sibling is not None and sibling.tag in ("ul", "ol"):
+            return False
+    return True
+
+
 def prune(nodes: list[LexborNode], title: str | None, content_words: set[str]) -> None:
     """Remove chrome left inside the selection: link lists, furniture phrases, the headline.
 
@@ -433,6 +505,8 @@ def prune(nodes: list[LexborNode], title: str | None, content_words: set[str]) -
             density = _link_density(node, chars)
             limit = 0.5 if chars > 200 else 0.33
             link_list = density > limit and node.css_first("a") is not None
+            if link_list and tag in ("ul", "ol") and _single_link_item(node):
+                link_list = False  # the text's own link ("Get it at ..."), not a link list
             named = _class_weight(node) < 0 and chars < 500
             if named and content_words and furniture_word(names(node)) in content_words:
                 named = False
