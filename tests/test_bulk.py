@@ -883,3 +883,89 @@ def test_a_worker_is_pointed_at_the_directory_this_package_is_in() -> None:
     # Put first on a worker's PYTHONPATH (a clone found through sys.path alone): the package's
     # own directory there instead would shadow the standard library with its modules.
     assert (Path(_PACKAGE_ROOT) / "websearch_core" / "fetch" / "workers.py").is_file()
+
+
+# -- workers ready when a batch starts (issue 30) -----------------------------------------
+
+
+def test_a_large_list_starts_every_worker_as_its_batch_starts(server: ScriptedServer) -> None:
+    # Before: workers started one at a time after a session's first 64 pages, so a batch of
+    # 200 had most of its pages converted in this process, on one core.
+    urls = serve_articles(server, 80)
+    with session(convert_workers=2) as ws:
+        pages = ws.fetch_many(urls)
+        next(pages)  # the first page is in: at most 2 x concurrency pages have been fetched
+        assert len(ws._converters.pids) == 2
+        rest = list(pages)
+        assert all(isinstance(page, Page) and page.ok for _, page in rest)
+        assert ws._converters.converted_on_workers > 0
+
+
+def test_a_large_list_starts_every_worker_in_an_async_batch_too(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 80)
+
+    async def first_then_rest(ws: WebSearch) -> tuple[int, list[Any]]:
+        pages = ws.afetch_many(urls)
+        await pages.__anext__()
+        running = len(ws._converters.pids)
+        return running, [pair async for pair in pages]
+
+    with session(convert_workers=2) as ws:
+        running, rest = asyncio.run(first_then_rest(ws))
+        assert running == 2
+        assert len(rest) == len(urls) - 1
+
+
+def test_a_stream_of_unknown_length_starts_workers_only_after_its_first_pages(
+    server: ScriptedServer,
+) -> None:
+    urls = serve_articles(server, 80)
+    with session(convert_workers=2) as ws:
+        pages = ws.fetch_many(url for url in urls)
+        next(pages)
+        assert ws._converters.pids == []  # nothing said it would be long
+        assert len(list(pages)) == len(urls) - 1
+
+
+def test_a_single_fetch_never_starts_a_worker(server: ScriptedServer) -> None:
+    urls = serve_articles(server, 3)
+    with session(convert_workers=2) as ws:
+        assert all(ws.fetch(url).ok for url in urls)
+        assert ws._converters.pids == []
+
+
+def test_many_threads_starting_the_workers_at_once_start_one_each_and_never_stall(
+    server: ScriptedServer,
+) -> None:
+    # Each start queues one task per dispatcher thread behind a barrier; two starts whose
+    # tasks interleaved would hold each thread at a different barrier until it timed out.
+    urls = serve_articles(server, 70)
+    with session(convert_workers=2) as ws:
+        began = time.monotonic()
+        threads = [
+            threading.Thread(target=lambda: pages_of(list(ws.fetch_many(urls, concurrency=4))))
+            for _ in range(6)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+        assert len(ws._converters.pids) == 2
+        assert time.monotonic() - began < 50  # a stalled barrier waits 60 s
+
+
+def test_a_conversion_worker_imports_the_converter_and_nothing_of_the_network() -> None:
+    # The package's __init__ is lazy: a worker paid 0.88 s here importing the session,
+    # httpx, trio and rich it never uses.
+    probe = (
+        "import sys; from websearch_core.fetch.workers import serve; "
+        "from websearch_core import extract; "
+        "print(sorted(m for m in ('httpx', 'httpcore', 'anyio', 'websearch_core.session', "
+        "'websearch_core.providers.base', 'rich', 'click') if m in sys.modules)); "
+        "print(callable(extract))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert done.stdout.split("\n")[:2] == ["[]", "True"]

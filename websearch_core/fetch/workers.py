@@ -199,6 +199,7 @@ class ConversionWorkers:
 
     def _reset(self) -> None:
         self._lock = threading.Lock()
+        self._starting = threading.Lock()
         self._dispatch: ThreadPoolExecutor | None = None
         self._local = threading.local()
         self._started: list[_Worker] = []
@@ -278,7 +279,8 @@ class ConversionWorkers:
                 )
             dispatch = self._dispatch
             self._submitted = max(self._submitted, START_AFTER)  # no page waits for a quota
-        starting = [dispatch.submit(started) for _ in range(self.workers)]
+        with self._starting:  # one call's tasks queued together: two barriers never interleave
+            starting = [dispatch.submit(started) for _ in range(self.workers)]
         if wait:
             for done in starting:
                 done.result(timeout=120)
