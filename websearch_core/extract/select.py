@@ -236,7 +236,8 @@ def select_main(tree: LexborHTMLParser) -> Selection | None:
         return None
     votes: dict[int, _Votes] = {}
     declared = body.css_first('[itemprop="articleBody"]')
-    for voter, length in _text_voters(body):
+    voters = _text_voters(body)
+    for voter, length in voters:
         if length < _MIN_VOTE_CHARS:
             continue
         commas = voter.text(deep=True).count(",") if voter.tag != "div" else 0
@@ -265,7 +266,7 @@ def select_main(tree: LexborHTMLParser) -> Selection | None:
     if declared is not None and len(declared.text(deep=True)) > 200:
         best, best_score = declared, max(best_score, 1.0)
     best = _climb(best, finals, best_score, votes)
-    prose = prose_by_node(body)
+    prose = prose_by_node(body, [(voter, chars) for voter, chars in voters if voter.tag == "p"])
     nodes = _with_siblings(best, votes, best_score, prose)
     parent = best.parent
     if (
