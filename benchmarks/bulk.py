@@ -9,7 +9,8 @@ its own subprocess, so that wall time, CPU time and peak RSS belong to one conte
 
     pip install -e '.[dev]' && pip install -r benchmarks/requirements.txt   # dev brings ray
     python benchmarks/bulk.py [--latency 0.03 0.1] [--pages 1000] [--concurrency 16]
-        [--rounds 1] [--only before,after-async] [--after REF] [--timeout 400] [--json]
+        [--rounds 1] [--only before,after-async] [--after REF] [--before REF] [--timeout 400]
+        [--json]
         [--data DIR]
 
 About 20 minutes on 2 cores: the sequential peers take 90-170 s each. ``--rounds N`` runs
@@ -22,12 +23,16 @@ machine used while a contender ran: on a shared machine, read those rows with ca
 
 Contenders (``--only`` takes these keys):
 
-- ``httpx-body``: httpx.AsyncClient, body only, nothing converted: what the server can give.
-- ``before``: websearch-pack at 582382f (``git archive`` into a temp dir, first on
-  PYTHONPATH), ``afetch_many(urls, concurrency=16)``: every page through ``afetch``.
+- ``httpx-body``: httpx.AsyncClient, body only, nothing converted: what the server can give;
+  ``aiohttp-body`` the same with aiohttp.
+- ``before``: websearch-pack at ``--before`` (default 582382f; ``git archive`` into a temp
+  dir, first on PYTHONPATH), ``afetch_many(urls, concurrency=16)``; ``before-sync`` the
+  same commit's ``fetch_many``.
 - ``in-process``: the current code, ``convert_workers=0``, ``afetch_many``.
 - ``after-async``: the current code, default conversion workers (one per core), ``afetch_many``.
 - ``after-sync``: the current code, ``fetch_many`` (threads).
+- ``our-reader``, ``our-loader``: the current code's LlamaIndex ``WebPageReader.load_data``
+  and LangChain ``WebPageLoader.load``.
 - ``ray``: Ray Data, ``map_batches(WebReader, ...)`` on an actor pool of 2.
 - ``llama-simple``, ``llama-trafilatura``, ``lc-asynchtml``, ``lc-webbase``,
   ``httpx-trafilatura``: the peers.
@@ -450,6 +455,50 @@ def prepare_after_sync(urls: list[str], config: Json) -> Prepared:
     return Prepared(run, setup=_package_setup())
 
 
+def prepare_our_reader(urls: list[str], config: Json) -> Prepared:
+    from llamaindex_websearch import WebPageReader
+    from websearch_core import WebSearch
+
+    ws = WebSearch(fetch_allow_private=True, memo_size=0)
+    reader = WebPageReader(session=ws, concurrency=config["concurrency"], show_progress=False)
+
+    def run(finished: Callable[[], None]) -> Outcome:
+        try:
+            docs = reader.load_data(urls)
+            finished()
+        finally:
+            ws.close()
+        texts = [d.text for d in docs] + [""] * (len(urls) - len(docs))  # a failure is skipped
+        outcome = _tally([(bool(t), t, None) for t in texts])
+        outcome.extra["convert_workers"] = ws._converters.workers
+        outcome.extra["converted_on_workers"] = ws._converters.converted_on_workers
+        return outcome
+
+    return Prepared(run, setup=_package_setup())
+
+
+def prepare_our_loader(urls: list[str], config: Json) -> Prepared:
+    from langchain_websearch import WebPageLoader
+    from websearch_core import WebSearch
+
+    ws = WebSearch(fetch_allow_private=True, memo_size=0)
+    loader = WebPageLoader(urls, session=ws, concurrency=config["concurrency"])
+
+    def run(finished: Callable[[], None]) -> Outcome:
+        try:
+            docs = loader.load()
+            finished()
+        finally:
+            ws.close()
+        texts = [d.page_content for d in docs] + [""] * (len(urls) - len(docs))
+        outcome = _tally([(bool(t), t, None) for t in texts])
+        outcome.extra["convert_workers"] = ws._converters.workers
+        outcome.extra["converted_on_workers"] = ws._converters.converted_on_workers
+        return outcome
+
+    return Prepared(run, setup=_package_setup())
+
+
 def prepare_ray(urls: list[str], config: Json) -> Prepared:
     import ray
 
@@ -511,6 +560,34 @@ def prepare_httpx_body(urls: list[str], config: Json) -> Prepared:
         async def main() -> list[tuple[bool, object, str | None]]:
             async with client:
                 results = await asyncio.gather(*(one(url) for url in urls))
+                finished()
+                return list(results)
+
+        gate = asyncio.Semaphore(concurrency)
+        return _tally(asyncio.run(main()))
+
+    return Prepared(run)
+
+
+def prepare_aiohttp_body(urls: list[str], config: Json) -> Prepared:
+    import aiohttp
+
+    concurrency = config["concurrency"]
+
+    def run(finished: Callable[[], None]) -> Outcome:
+        async def one(session: Any, url: str) -> tuple[bool, object, str | None]:
+            async with gate:
+                try:
+                    async with session.get(url) as response:
+                        await response.read()
+                except aiohttp.ClientError as exc:
+                    return False, None, type(exc).__name__
+            return response.status == 200, "", f"status {response.status}"
+
+        async def main() -> list[tuple[bool, object, str | None]]:
+            connector = aiohttp.TCPConnector(limit=concurrency)
+            async with aiohttp.ClientSession(connector=connector, trust_env=False) as session:
+                results = await asyncio.gather(*(one(session, url) for url in urls))
                 finished()
                 return list(results)
 
@@ -653,11 +730,24 @@ CONTENDERS = (
         note="no conversion: what the server and loopback give at this concurrency",
     ),
     Contender(
+        "aiohttp-body",
+        "aiohttp, body only",
+        prepare_aiohttp_body,
+        note="no conversion: the fastest Python client on the same server",
+    ),
+    Contender(
         "before",
-        f"websearch-pack before ({BEFORE_COMMIT})",
+        "websearch-pack afetch_many before",
         prepare_before,
         "before",
-        f"afetch_many(concurrency=16) at {BEFORE_COMMIT}",
+        "afetch_many(concurrency=16) at --before",
+    ),
+    Contender(
+        "before-sync",
+        "websearch-pack fetch_many before",
+        prepare_after_sync,
+        "before",
+        "fetch_many(concurrency=16) at --before",
     ),
     Contender(
         "in-process",
@@ -675,6 +765,18 @@ CONTENDERS = (
         "after-sync",
         "websearch-pack fetch_many (threads, workers)",
         prepare_after_sync,
+        "current",
+    ),
+    Contender(
+        "our-reader",
+        "websearch-pack WebPageReader.load_data (LlamaIndex)",
+        prepare_our_reader,
+        "current",
+    ),
+    Contender(
+        "our-loader",
+        "websearch-pack WebPageLoader.load (LangChain)",
+        prepare_our_loader,
         "current",
     ),
     Contender(
@@ -782,12 +884,12 @@ class Environment:
     after_dir: Path  # the current code: the working tree, or ``--after REF`` archived
 
     @classmethod
-    def make(cls, want_before: bool, after: str | None) -> Environment:
+    def make(cls, want_before: bool, after: str | None, before: str) -> Environment:
         root = Path(tempfile.mkdtemp(prefix="bulk-bench-"))
         guard_dir = root / "guard"
         guard_dir.mkdir()
         (guard_dir / "sitecustomize.py").write_text(SITECUSTOMIZE)
-        before_dir = _archive(BEFORE_COMMIT, root / "before") if want_before else None
+        before_dir = _archive(before, root / "before") if want_before else None
         after_dir = _archive(after, root / "after") if after else REPO
         return cls(root, guard_dir, before_dir, after_dir)
 
@@ -999,8 +1101,9 @@ def measure(args: argparse.Namespace) -> Json:
         "versions": {name: version(name) for name in VERSIONED},
         "runs": {},
     }
-    env = Environment.make(any(c.code == "before" for c in chosen), args.after)
+    env = Environment.make(any(c.code == "before" for c in chosen), args.after, args.before)
     report["settings"]["after"] = args.after or "working tree"
+    report["settings"]["before"] = args.before
     try:
         for latency in args.latency:
             server = PageServer(args.data, latency)
@@ -1024,7 +1127,7 @@ def measure(args: argparse.Namespace) -> Json:
                         if tree is not None:
                             result["code"] = args.after or f"working tree at {tree}"
                         elif contender.code == "before":
-                            result["code"] = BEFORE_COMMIT
+                            result["code"] = args.before
                         result["server"] = server.stats()
                         result["foreign_cores"] = machine.foreign_cores(
                             result["server"]["cpu_s"], result["child_wall_s"]
@@ -1061,6 +1164,9 @@ def summarise(runs: list[Json]) -> Json:
         "ok_min": min(r["ok"] for r in good),
         "ok_max": max(r["ok"] for r in good),
         "cores_busy": _median(good, lambda r: r["cores_busy"]),
+        "cpu_ms_per_page": _median(
+            good, lambda r: 1000 * (r["cpu"]["self_s"] + r["cpu"]["children_s"]) / max(1, r["ok"])
+        ),
         "rss_mb": _median(good, lambda r: r["rss_mb"]),
         "tree_peak_rss_mb": _median(good, lambda r: r["tree_peak_rss_mb"]),
         "children_max_rss_mb": _median(good, lambda r: r["children_max_rss_mb"]),
@@ -1105,25 +1211,27 @@ def tables(report: Json) -> list[str]:
         rows = {key: summarise(value) for key, value in runs.items()}
         base = rows.get("before", {}).get("pages_per_s")
         simple = rows.get(SIMPLE, {}).get("pages_per_s")
+        ceiling = rows.get("httpx-body", {}).get("pages_per_s")
         out += [
             "",
             f"## +{float(latency) * 1000:.0f} ms per response",
             "",
-            "| contender | pages/s | vs before | vs SimpleWebPageReader | ok | cores busy "
-            "| RSS MB | tree peak MB | TCP conns | peak in flight |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+            "| contender | pages/s | vs before | vs SimpleWebPageReader | vs httpx body | ok "
+            "| cores busy | CPU ms/page | RSS MB | tree peak MB | TCP conns | peak in flight |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         notes: list[str] = []
         for key, row in rows.items():
             contender = BY_KEY[key]
+            label = contender.label
+            if contender.code == "before":
+                label = f"{label} ({s.get('before', BEFORE_COMMIT)})"
             if "error" in row:
                 what = "TIMEOUT" if "timed out" in row["error"] else "FAILED"
                 conns = runs[key][-1].get("server", {}).get("connections", "-")
                 served = runs[key][-1].get("server", {}).get("pages", "-")
-                out.append(f"| {contender.label} | {what} | - | - | - | - | - | - | {conns} | - |")
-                notes.append(
-                    f"{contender.label}: {row['error'][:160]} (server answered {served} pages)"
-                )
+                out.append(f"| {label} | {what} | - | - | - | - | - | - | - | - | {conns} | - |")
+                notes.append(f"{label}: {row['error'][:160]} (server answered {served} pages)")
                 continue
             ok = (
                 str(row["ok_min"])
@@ -1131,9 +1239,11 @@ def tables(report: Json) -> list[str]:
                 else (f"{row['ok_min']}-{row['ok_max']}")
             )
             out.append(
-                f"| {contender.label} | {_fmt(row['pages_per_s'])} "
+                f"| {label} | {_fmt(row['pages_per_s'])} "
                 f"| {_ratio(row['pages_per_s'], base)} | {_ratio(row['pages_per_s'], simple)} "
-                f"| {ok} | {_fmt(row['cores_busy'], '.2f')} | {_fmt(row['rss_mb'], '.0f')} "
+                f"| {_ratio(row['pages_per_s'], ceiling)} "
+                f"| {ok} | {_fmt(row['cores_busy'], '.2f')} | {_fmt(row['cpu_ms_per_page'])} "
+                f"| {_fmt(row['rss_mb'], '.0f')} "
                 f"| {_fmt(row['tree_peak_rss_mb'], '.0f')} | {_fmt(row['connections'], '.0f')} "
                 f"| {_fmt(row['peak_inflight'], '.0f')} |"
             )
@@ -1174,7 +1284,7 @@ def tables(report: Json) -> list[str]:
             if row["failed_rounds"]:
                 bits.append(f"{row['failed_rounds']} round(s) failed")
             if bits:
-                notes.append(f"{contender.label}: " + "; ".join(bits))
+                notes.append(f"{label}: " + "; ".join(bits))
         if notes:
             out += ["", *(f"- {note}" for note in notes)]
         # sources digest -> where the code came from, for the old and the current code
@@ -1241,6 +1351,12 @@ def main() -> None:
         "--after",
         metavar="REF",
         help="measure the current code as committed at REF (git archive), not the working tree",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="REF",
+        default=BEFORE_COMMIT,
+        help=f"the commit the 'before' rows run (default {BEFORE_COMMIT}, before bulk reading)",
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the *.html.gz pages")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")

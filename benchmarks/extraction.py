@@ -170,9 +170,16 @@ def _html2text(*, links: bool) -> Extractor:
     return run
 
 
+def _resiliparse() -> Extractor:
+    from resiliparse.extract.html2text import extract_plain_text
+
+    return lambda html, url: extract_plain_text(html, main_content=True, links=False)
+
+
 CONTENDERS: dict[str, Callable[[], Extractor]] = {
     "websearch-pack": _websearch_pack,
     "trafilatura 2.3.1": _trafilatura,
+    "resiliparse (main content)": _resiliparse,
     "readability-lxml 0.9": _readability,
     "html2text (defaults)": lambda: _html2text(links=True),
     "html2text (links off)": lambda: _html2text(links=False),
@@ -183,12 +190,15 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
-def run_pass(extractor: Extractor, pages: Iterable[Page]) -> tuple[float, list[str]]:
-    outputs = []
+def run_pass(extractor: Extractor, pages: Iterable[Page]) -> tuple[float, list[str], list[float]]:
+    """Wall time of the pass, the outputs, and each page's CPU time (this process)."""
+    outputs, cpu = [], []
     started = time.perf_counter()
     for page in pages:
+        before = time.process_time()
         outputs.append(extractor(page.html, page.url))
-    return time.perf_counter() - started, outputs
+        cpu.append(time.process_time() - before)
+    return time.perf_counter() - started, outputs, cpu
 
 
 @dataclass(frozen=True)
@@ -198,19 +208,27 @@ class Row:
     words_ratio: float
     pages_per_s: float
     scores: list[PageScore]
+    cpu_ms: list[float]  # per page, the least of the timed passes
+
+    @property
+    def cpu_ms_mean(self) -> float:
+        return statistics.fmean(self.cpu_ms)
 
 
 def measure(name: str, extractor: Extractor, pages: list[Page], rounds: int) -> Row:
-    _, outputs = run_pass(extractor, pages[:10])  # warm-up: imports, caches, first allocations
-    times = []
+    run_pass(extractor, pages[:10])  # warm-up: imports, caches, first allocations
+    times, cpu = [], [float("inf")] * len(pages)
+    outputs: list[str] = []
     for _ in range(rounds):
-        elapsed, outputs = run_pass(extractor, pages)
+        elapsed, outputs, page_cpu = run_pass(extractor, pages)
         times.append(elapsed)
+        cpu = [min(a, b) for a, b in zip(cpu, page_cpu, strict=True)]
     scores = [score_page(p.gold, out) for p, out in zip(pages, outputs, strict=True)]
     ratio = statistics.fmean(
         _words(out) / max(1, _words(p.gold)) for p, out in zip(pages, outputs, strict=True)
     )
-    return Row(name, summarise(scores), ratio, len(pages) / min(times), scores)
+    cpu_ms = [1000 * seconds for seconds in cpu]
+    return Row(name, summarise(scores), ratio, len(pages) / min(times), scores, cpu_ms)
 
 
 def table(rows: list[Row], split: str) -> str:
@@ -219,16 +237,127 @@ def table(rows: list[Row], split: str) -> str:
         f"{split}; speed is the best of the timed passes, one process",
         "",
         "| contender | F1 | precision | recall | page F1 | empty | words/gold | pages/s "
-        "| vs trafilatura |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| CPU ms/page | vs trafilatura |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in rows:
         s = row.summary
         versus = f"{row.pages_per_s / reference:.2f}x" if reference else "n/a"
         lines.append(
             f"| {row.name} | {s.f1:.3f} | {s.precision:.3f} | {s.recall:.3f} | {s.page_f1:.3f} "
-            f"| {s.empty} | {row.words_ratio:.2f} | {row.pages_per_s:.1f} | {versus} |"
+            f"| {s.empty} | {row.words_ratio:.2f} | {row.pages_per_s:.1f} "
+            f"| {row.cpu_ms_mean:.2f} | {versus} |"
         )
+    return "\n".join(lines)
+
+
+# -- --compare REF: this tree against an older commit, page by page --------------------------
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _child_pass(data: str, readability: str | None) -> None:
+    """In a child whose PYTHONPATH starts with one tree of the package: one timed pass (after
+    a warm-up), each page's CPU time and output, as JSON on stdout."""
+    pages = load_readability_pages(Path(readability)) if readability else load_pages(Path(data))
+    extractor = _websearch_pack()
+    run_pass(extractor, pages[:10])
+    _, outputs, cpu = run_pass(extractor, pages)
+    print(json.dumps({"cpu": cpu, "outputs": outputs}))
+
+
+def _tree_of(ref: str, into: Path) -> Path:
+    """``git archive ref`` of the package, extracted into ``into``."""
+    import io
+    import subprocess
+    import tarfile
+
+    archive = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", ref, "websearch_core"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _foreign(
+    foreign: list[tuple[float, Page]],
+    mine: list[float],
+    old: list[float],
+    pages: list[Page],
+    ref: str,
+) -> str:
+    if not foreign:
+        return "none"
+    at = [pages.index(page) for _, page in foreign]
+    ratio = sum(mine[i] for i in at) / sum(old[i] for i in at)
+    return f"this tree / {ref} {ratio:.3f}, the slowest of them {max(r for r, _ in foreign):.2f}x"
+
+
+def compare(ref: str, pages: list[Page], args: argparse.Namespace) -> str:
+    """This tree and ``ref``, each pass in a fresh process, alternating, ``args.rounds``
+    times; each page's least CPU time, and where this tree is slower."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as temp:
+        trees = {"this tree": REPO_ROOT, ref: _tree_of(ref, Path(temp))}
+        cpu = {name: [float("inf")] * len(pages) for name in trees}
+        outputs: dict[str, list[str]] = {}
+        for round_ in range(args.rounds):
+            for name, root in trees.items():
+                print(f"compare round {round_ + 1}: {name} ...", file=sys.stderr)
+                command = [sys.executable, __file__, "--child-pass", str(args.data)]
+                if args.readability_pages:
+                    command += ["--readability-pages", str(args.readability_pages)]
+                done = subprocess.run(
+                    command,
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+                )
+                result = json.loads(done.stdout)
+                cpu[name] = [min(a, b) for a, b in zip(cpu[name], result["cpu"], strict=True)]
+                outputs[name] = result["outputs"]
+    mine, old = cpu["this tree"], cpu[ref]
+    same = sum(a == b for a, b in zip(outputs["this tree"], outputs[ref], strict=True))
+
+    def non_ascii(page: Page) -> bool:
+        text = page.gold or page.html
+        return sum(not char.isascii() for char in text) > 0.1 * max(1, len(text))
+
+    ratios = [(m / o if o else 1.0, page) for m, o, page in zip(mine, old, pages, strict=True)]
+    slower = [(ratio, page) for ratio, page in ratios if ratio > 1.1]
+    worst_ratio, worst = max(ratios, key=lambda item: item[0])
+    foreign = [(ratio, page) for ratio, page in ratios if non_ascii(page)]
+    lines = [
+        f"\nThis tree against {ref}: each pass in its own process, {args.rounds} alternating "
+        "round(s), each page's least CPU time",
+        "",
+        "| tree | CPU ms/page mean | median | p90 | F1 |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for name, times in cpu.items():
+        ms = sorted(1000 * t for t in times)
+        f1 = summarise(
+            [score_page(p.gold, out) for p, out in zip(pages, outputs[name], strict=True)]
+        )
+        lines.append(
+            f"| {name} | {statistics.fmean(ms):.2f} | {statistics.median(ms):.2f} "
+            f"| {ms[int(0.9 * len(ms))]:.2f} | {f1.f1:.3f} |"
+        )
+    lines += [
+        "",
+        f"- this tree / {ref}, mean CPU per page: {sum(mine) / sum(old):.3f}",
+        f"- outputs byte-identical on {same} of {len(pages)} pages",
+        f"- pages more than 10% slower here: {len(slower)} "
+        f"({sum(non_ascii(page) for _, page in slower)} of them mostly non-ASCII); the worst "
+        f"{worst_ratio:.2f}x ({worst.id[:12]}, {1000 * old[pages.index(worst)]:.2f} ms before)",
+        f"- mostly non-ASCII pages ({len(foreign)}): " + _foreign(foreign, mine, old, pages, ref),
+    ]
     return "\n".join(lines)
 
 
@@ -246,7 +375,16 @@ def main(argv: list[str] | None = None) -> int:
         help="score against Mozilla Readability's test pages in DIR (a checkout's "
         "test/test-pages) instead of the news DEV split",
     )
+    parser.add_argument(
+        "--compare",
+        metavar="REF",
+        help="also time this tree's extractor against REF's, page by page (git archive)",
+    )
+    parser.add_argument("--child-pass", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child_pass:
+        _child_pass(str(args.data), str(args.readability_pages) if args.readability_pages else None)
+        return 0
     if args.readability_pages:
         pages = load_readability_pages(args.readability_pages)
         split = f"Readability's test pages (its own output as gold), {len(pages)} pages"
@@ -281,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print(table(rows, split))
+    if args.compare:
+        print(compare(args.compare, pages, args))
     ours = next((r for r in rows if r.name == "websearch-pack"), None)
     if ours is not None and args.worst:
         print("\nwebsearch-pack's worst pages (id, F1, precision, recall, url):")
