@@ -455,48 +455,47 @@ def prepare_after_sync(urls: list[str], config: Json) -> Prepared:
     return Prepared(run, setup=_package_setup())
 
 
-def prepare_our_reader(urls: list[str], config: Json) -> Prepared:
-    from llamaindex_websearch import WebPageReader
+def _package_documents(load: Callable[[Any], list[str]]) -> Prepared:
+    """A projection of the current code: ``load(session)`` reads the URLs and returns each
+    document's text (a failure is left out, as the projections leave it out)."""
     from websearch_core import WebSearch
 
     ws = WebSearch(fetch_allow_private=True, memo_size=0)
-    reader = WebPageReader(session=ws, concurrency=config["concurrency"], show_progress=False)
 
     def run(finished: Callable[[], None]) -> Outcome:
         try:
-            docs = reader.load_data(urls)
+            texts = load(ws)
             finished()
         finally:
             ws.close()
-        texts = [d.text for d in docs] + [""] * (len(urls) - len(docs))  # a failure is skipped
         outcome = _tally([(bool(t), t, None) for t in texts])
         outcome.extra["convert_workers"] = ws._converters.workers
         outcome.extra["converted_on_workers"] = ws._converters.converted_on_workers
         return outcome
 
     return Prepared(run, setup=_package_setup())
+
+
+def prepare_our_reader(urls: list[str], config: Json) -> Prepared:
+    from llamaindex_websearch import WebPageReader
+
+    def load(ws: Any) -> list[str]:
+        reader = WebPageReader(session=ws, concurrency=config["concurrency"], show_progress=False)
+        texts = [d.text for d in reader.load_data(urls)]
+        return texts + [""] * (len(urls) - len(texts))
+
+    return _package_documents(load)
 
 
 def prepare_our_loader(urls: list[str], config: Json) -> Prepared:
     from langchain_websearch import WebPageLoader
-    from websearch_core import WebSearch
 
-    ws = WebSearch(fetch_allow_private=True, memo_size=0)
-    loader = WebPageLoader(urls, session=ws, concurrency=config["concurrency"])
+    def load(ws: Any) -> list[str]:
+        loader = WebPageLoader(urls, session=ws, concurrency=config["concurrency"])
+        texts = [d.page_content for d in loader.load()]
+        return texts + [""] * (len(urls) - len(texts))
 
-    def run(finished: Callable[[], None]) -> Outcome:
-        try:
-            docs = loader.load()
-            finished()
-        finally:
-            ws.close()
-        texts = [d.page_content for d in docs] + [""] * (len(urls) - len(docs))
-        outcome = _tally([(bool(t), t, None) for t in texts])
-        outcome.extra["convert_workers"] = ws._converters.workers
-        outcome.extra["converted_on_workers"] = ws._converters.converted_on_workers
-        return outcome
-
-    return Prepared(run, setup=_package_setup())
+    return _package_documents(load)
 
 
 def prepare_ray(urls: list[str], config: Json) -> Prepared:

@@ -969,3 +969,19 @@ def test_a_conversion_worker_imports_the_converter_and_nothing_of_the_network() 
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
     )
     assert done.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_a_container_whose_length_fails_is_still_read_whole(server: ScriptedServer) -> None:
+    # The batch's size is only a hint for the workers: a caller's container that cannot say
+    # it must not turn into an untyped error.
+    urls = serve_articles(server, 3)
+
+    class Stubborn:
+        def __len__(self) -> int:
+            raise RuntimeError("no length here")
+
+        def __iter__(self) -> Any:
+            return iter(urls)
+
+    with session(convert_workers=2) as ws:
+        assert [page.url for page in pages_of(list(ws.fetch_many(Stubborn())))] == urls

@@ -4,10 +4,11 @@ from websearch_core import WebSearch
 ws = WebSearch()                       # arguments, then environment
 print(ws.search("go 1.26 release notes", site="go.dev").render())
 
-The names below are imported when first used (PEP 562), not when the package is: a conversion
-worker imports ``websearch_core.fetch.workers`` and the extractor, and must not pay for the
-session, the providers, httpx and the rest (measured: a worker's start-up import fell from
-0.88 s to a third of it), nor must a program that only wants ``extract``.
+The session, the models, the jail and the providers are imported when first used (PEP 562),
+not when the package is: a conversion worker imports ``websearch_core.fetch.workers`` and the
+extractor, and must not pay for the session, the providers, httpx and the rest (measured: a
+worker's start-up import fell from 0.88 s to a third of it), nor must a program that only
+wants ``extract``.
 """
 
 from __future__ import annotations
@@ -15,28 +16,29 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Imported now, not lazily: the subpackage ``websearch_core.extract`` and the function share a
-# name, and importing the subpackage (a worker does, first thing) binds the module to it; this
-# line binds the function after it. A worker needs the extractor anyway.
+# Imported now, not lazily: the errors cost nothing (no dependencies), and the subpackage
+# ``websearch_core.extract`` and the function share a name: importing the subpackage (a worker
+# does, first thing) binds the module to it, and this line binds the function after it. A
+# worker needs the extractor anyway.
+from websearch_core.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    FetchError,
+    FetchTimeoutError,
+    InternalError,
+    InvalidRequestError,
+    ProviderError,
+    ProviderNotConfiguredError,
+    ProviderResponseError,
+    ProviderUnavailableError,
+    RateLimitedError,
+    UnsupportedOptionError,
+    URLRefusedError,
+    WebSearchError,
+)
 from websearch_core.extract import ExtractedDocument, extract
 
 if TYPE_CHECKING:
-    from websearch_core.errors import (
-        AuthenticationError,
-        ConfigurationError,
-        FetchError,
-        FetchTimeoutError,
-        InternalError,
-        InvalidRequestError,
-        ProviderError,
-        ProviderNotConfiguredError,
-        ProviderResponseError,
-        ProviderUnavailableError,
-        RateLimitedError,
-        UnsupportedOptionError,
-        URLRefusedError,
-        WebSearchError,
-    )
     from websearch_core.models import (
         AnswerCitation,
         EngineOutcome,
@@ -51,27 +53,8 @@ if TYPE_CHECKING:
     from websearch_core.providers.base import Support
     from websearch_core.session import WebSearch
 
-#: Where each public name lives.
+#: Where each name imported on first use lives.
 _HOMES = {
-    **dict.fromkeys(
-        (
-            "AuthenticationError",
-            "ConfigurationError",
-            "FetchError",
-            "FetchTimeoutError",
-            "InternalError",
-            "InvalidRequestError",
-            "ProviderError",
-            "ProviderNotConfiguredError",
-            "ProviderResponseError",
-            "ProviderUnavailableError",
-            "RateLimitedError",
-            "UnsupportedOptionError",
-            "URLRefusedError",
-            "WebSearchError",
-        ),
-        "websearch_core.errors",
-    ),
     **dict.fromkeys(
         (
             "AnswerCitation",

@@ -145,7 +145,11 @@ class BulkReader:
         """Tell the conversion workers how big the batch is, when it is a list (the loaders'
         and readers' are): a large one starts them all now, not after its first pages."""
         if isinstance(urls, Sized) and not isinstance(urls, str | bytes | Mapping):
-            self._pages.converters.expect(len(urls))
+            try:
+                size = len(urls)
+            except Exception:  # a caller's own container: the size is only a hint
+                return
+            self._pages.converters.expect(size)
 
     def _batch(self, concurrency: object, robots: object) -> _Batch:
         if concurrency is None:
