@@ -34,8 +34,10 @@ from websearch_core.net.jail import DEFAULT, JailPolicy
 from websearch_core.net.transport import (
     PROVIDER_LIMITS,
     AsyncProviderTransport,
+    JailedTransport,
     ProviderTransport,
     _TidyPool,
+    proxy_transport,
 )
 
 PUBLIC = "93.184.216.34"  # a public address that no test ever connects to
@@ -227,6 +229,33 @@ def test_an_untrusted_certificate_is_refused_by_default(tls_server: Any) -> None
         Fetcher(policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
     with pytest.raises(FetchError):
         WebSearch(fetch_policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
+
+
+def test_every_transport_shares_one_tls_context_per_setting(tls_server: Any) -> None:
+    # Loading the CA bundle costs ~50 ms a time; each keyed engine's first search in a blend
+    # made a transport (two loads each) on the event loop, which held a burst's loop for
+    # 0.6 s. One context per setting now, and the non-verifying one still does not verify.
+    pools = [
+        ProviderTransport()._pool,
+        AsyncProviderTransport()._pool,
+        JailedTransport()._pool,
+        proxy_transport("http://proxy.test:3128")._pool,
+    ]
+    contexts = {id(pool._ssl_context) for pool in pools}
+    assert len(contexts) == 1
+    assert next(iter(pools))._ssl_context.verify_mode is ssl.CERT_REQUIRED
+    lax = ProviderTransport(verify=False)._pool._ssl_context
+    assert lax is ProviderTransport(verify=False)._pool._ssl_context
+    assert lax.verify_mode is ssl.CERT_NONE
+    assert not lax.check_hostname
+    port, _, _, _ = tls_server
+    resolver = lambda h, p: [ip_address("127.0.0.1")]  # noqa: E731
+    policy = JailPolicy(allow_private=True)
+    lax_fetcher = Fetcher(policy=policy, resolver=resolver, verify=False)
+    assert lax_fetcher.fetch(f"https://pinned.test:{port}/").content == "over tls"
+    lax_fetcher.close()
+    with pytest.raises(FetchError):  # and the shared verifying one still refuses
+        Fetcher(policy=policy, resolver=resolver).fetch(f"https://pinned.test:{port}/")
 
 
 # -- no cancellation leaks a pool slot ---------------------------------------------------------

@@ -240,14 +240,28 @@ def _connect_first(
     raise last
 
 
+# Loading certifi's bundle takes ~50 ms of CPU (more on a busy machine), and each transport
+# used to load it twice (httpx's own pool, then ours). The first search of a blend makes a
+# transport per keyed engine on the event loop: measured, that held the loop for 0.63 s, and a
+# burst's healthy engines missed a 0.8 s deadline. One context per process and setting is
+# enough: a context is only read once configured (httpcore sets the same ALPN, http/1.1, on
+# every connection), exactly as one httpx client already shares it across all its threads.
+_CONTEXTS: dict[bool, ssl.SSLContext] = {}
+_CONTEXTS_LOCK = threading.Lock()
+
+
 def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
     if isinstance(verify, ssl.SSLContext):
         return verify
-    context = ssl.create_default_context(cafile=certifi.where())
-    if not verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    return context
+    with _CONTEXTS_LOCK:
+        context = _CONTEXTS.get(bool(verify))
+        if context is None:
+            context = ssl.create_default_context(cafile=certifi.where())
+            if not verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            _CONTEXTS[bool(verify)] = context
+        return context
 
 
 # -- reuse a connection only after an exact read ---------------------------------------------
@@ -491,7 +505,7 @@ class JailedTransport(httpx.HTTPTransport):
         limits: httpx.Limits = _FETCH_LIMITS,
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(verify), trust_env=False)
         self._backend = _PinnedBackend(policy, resolver, network_backend)
         self._pool = _ExactPool(**_pool_options(verify, limits), network_backend=self._backend)
 
@@ -512,7 +526,7 @@ class AsyncJailedTransport(httpx.AsyncHTTPTransport):
         limits: httpx.Limits = _FETCH_LIMITS,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(verify), trust_env=False)
         self._pool = _AsyncExactPool(
             **_pool_options(verify, limits),
             network_backend=_AsyncPinnedBackend(policy, resolver, network_backend),
@@ -532,7 +546,7 @@ class ProviderTransport(httpx.HTTPTransport):
         limits: httpx.Limits = PROVIDER_LIMITS,
         network_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(verify), trust_env=False)
         self._pool = _ExactPool(
             **_pool_options(verify, limits), network_backend=DeadlineBackend(network_backend)
         )
@@ -548,7 +562,7 @@ class AsyncProviderTransport(httpx.AsyncHTTPTransport):
         limits: httpx.Limits = PROVIDER_LIMITS,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
-        super().__init__(trust_env=False)
+        super().__init__(verify=_ssl_context(verify), trust_env=False)
         self._pool = _AsyncExactPool(
             **_pool_options(verify, limits),
             network_backend=AsyncDeadlineBackend(network_backend),
@@ -557,7 +571,7 @@ class AsyncProviderTransport(httpx.AsyncHTTPTransport):
 
 def proxy_transport(proxy: str, *, verify: ssl.SSLContext | bool = True) -> httpx.HTTPTransport:
     """The operator's fetch proxy, with the deadline and the exact reuse."""
-    transport = httpx.HTTPTransport(trust_env=False)
+    transport = httpx.HTTPTransport(verify=_ssl_context(verify), trust_env=False)
     transport._pool = _ExactProxy(
         **_pool_options(verify, _FETCH_LIMITS),
         **_proxy_options(proxy),
@@ -570,7 +584,7 @@ def async_proxy_transport(
     proxy: str, *, verify: ssl.SSLContext | bool = True
 ) -> httpx.AsyncHTTPTransport:
     """``proxy_transport`` for the event loop."""
-    transport = httpx.AsyncHTTPTransport(trust_env=False)
+    transport = httpx.AsyncHTTPTransport(verify=_ssl_context(verify), trust_env=False)
     transport._pool = _AsyncExactProxy(
         **_pool_options(verify, _FETCH_LIMITS),
         **_proxy_options(proxy),
