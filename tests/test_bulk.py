@@ -957,12 +957,14 @@ def test_many_threads_starting_the_workers_at_once_start_one_each_and_never_stal
 
 def test_a_conversion_worker_imports_the_converter_and_nothing_of_the_network() -> None:
     # The package's __init__ is lazy: a worker paid 0.88 s here importing the session,
-    # httpx, trio and rich it never uses.
+    # httpx, trio and rich it never uses, and then ~0.2 s for pydantic and the
+    # ExtractedDocument model, which the fetch path does not use either.
     probe = (
         "import sys; from websearch_core.fetch.workers import serve; "
         "from websearch_core import extract; "
         "print(sorted(m for m in ('httpx', 'httpcore', 'anyio', 'websearch_core.session', "
-        "'websearch_core.providers.base', 'rich', 'click') if m in sys.modules)); "
+        "'websearch_core.providers.base', 'rich', 'click', 'pydantic', "
+        "'websearch_core.extract.document') if m in sys.modules)); "
         "print(callable(extract))"
     )
     done = subprocess.run(

@@ -26,6 +26,20 @@ def article() -> ExtractedDocument:
     return extract(fixture("article"), BASE)
 
 
+
+def test_the_model_and_the_plain_extraction_agree(article: ExtractedDocument) -> None:
+    # The fetch path and its workers use the plain dataclass; callers get the model. Both
+    # must say the same of a page, field for field.
+    import websearch_core
+    from websearch_core.extract import Extraction, extraction
+
+    plain = extraction(fixture("article"), BASE)
+    assert isinstance(plain, Extraction)
+    assert ExtractedDocument.of(plain) == article
+    assert article.markdown and article.byline == plain.byline
+    assert websearch_core.ExtractedDocument is ExtractedDocument
+    assert isinstance(extract("<p>x</p>"), ExtractedDocument)
+
 # -- article pages --------------------------------------------------------------------------------
 
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from tests.conftest import SECRET_HEADERS
 from tests.support.http_server import Reply, ScriptedServer
 from websearch_core import AuthenticationError, ConfigurationError, WebSearch, WebSearchError
-from websearch_core.redact import Redactor, SecretURL, url_credentials
+from websearch_core.config import SecretURL
+from websearch_core.redact import Redactor, url_credentials
 
 CANARY = "canary-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 CASSETTES = Path(__file__).parent / "cassettes"

@@ -36,9 +36,10 @@ from websearch_core.errors import (
     URLRefusedError,
     WebSearchError,
 )
-from websearch_core.extract import ExtractedDocument, extract
+from websearch_core.extract import extract
 
 if TYPE_CHECKING:
+    from websearch_core.extract import ExtractedDocument
     from websearch_core.models import (
         AnswerCitation,
         EngineOutcome,
@@ -68,6 +69,7 @@ _HOMES = {
         ),
         "websearch_core.models",
     ),
+    "ExtractedDocument": "websearch_core.extract",
     "JailPolicy": "websearch_core.net.jail",
     "Support": "websearch_core.providers.base",
     "WebSearch": "websearch_core.session",

@@ -12,14 +12,34 @@ import difflib
 import os
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, TypedDict
+from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from websearch_core.domains import normalise_base_url
 from websearch_core.models import DEFAULT_OUTPUT_CHARS
-from websearch_core.redact import SecretURL, url_credentials
+from websearch_core.redact import url_credentials
 
-__all__ = ["ENVIRONMENT", "Settings", "SettingsArguments", "settings_table"]
+__all__ = ["ENVIRONMENT", "SecretURL", "Settings", "SettingsArguments", "settings_table"]
+
+
+class SecretURL(SecretStr):
+    """An operator's URL that may carry credentials: shown with its userinfo masked.
+
+    ``repr``, ``str`` and JSON show ``http://***@host:8888``; ``get_secret_value()`` is the
+    real URL.
+    """
+
+    def _display(self) -> str:
+        url = self.get_secret_value()
+        try:
+            parts = urlsplit(url)
+            if parts.username is None and parts.password is None:
+                return url
+        except ValueError:
+            return "**********"
+        host = parts.netloc.rpartition("@")[2]
+        return parts._replace(netloc=f"***@{host}").geturl()
 
 
 # -- how each kind of value is read (from an argument, a secrets file or the environment) ---

@@ -1,4 +1,5 @@
-"""Secrets: a URL type whose password never shows, and the redactor for text we did not write.
+"""Secrets: the redactor for text we did not write (``config.SecretURL`` is the URL type
+whose password never shows).
 
 Our own messages never hold a key. But a provider may echo the request in its error body or
 its results, and an operator's base URL may carry ``user:password@``. Every text the session
@@ -21,11 +22,9 @@ import weakref
 from collections.abc import Iterable
 from urllib.parse import quote, quote_plus, unquote, urlsplit
 
-from pydantic import SecretStr
-
 from websearch_core.errors import WebSearchError
 
-__all__ = ["REDACTED", "Redactor", "SecretURL", "url_credentials"]
+__all__ = ["REDACTED", "Redactor", "url_credentials"]
 
 REDACTED = "[redacted]"
 #: Shorter values are not redacted: replacing every "ab" in a message would garble it, and a
@@ -49,25 +48,6 @@ def url_credentials(url: str) -> list[str]:
     elif user:
         found += [user, unquote(user)]  # a token passed as the user name
     return found
-
-
-class SecretURL(SecretStr):
-    """An operator's URL that may carry credentials: shown with its userinfo masked.
-
-    ``repr``, ``str`` and JSON show ``http://***@host:8888``; ``get_secret_value()`` is the
-    real URL.
-    """
-
-    def _display(self) -> str:
-        url = self.get_secret_value()
-        try:
-            parts = urlsplit(url)
-            if parts.username is None and parts.password is None:
-                return url
-        except ValueError:
-            return "**********"
-        host = parts.netloc.rpartition("@")[2]
-        return parts._replace(netloc=f"***@{host}").geturl()
 
 
 def _base64_cores(secret: str) -> list[str]:

@@ -1,6 +1,7 @@
 """HTML → main-content markdown for the model; JSON and text pass through (``content``).
 
-``extract(html, url=None, mode="article")`` returns an ``ExtractedDocument``:
+``extract(html, url=None, mode="article")`` returns an ``ExtractedDocument`` (``extraction``:
+the same as a plain dataclass, for the fetch path and its conversion workers):
 
 - ``article`` (fetch's default): the main content only. Pages that hold no article (docs
   indexes, search results, forums, product pages, link lists) come back as a ``full`` render
@@ -19,18 +20,38 @@ markdown, cleaned HTML, links, after CSS selector filters. Only this package's n
 used from outside it (``tests/test_architecture.py`` and import-linter check).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from websearch_core.extract.bounds import bound_size
-from websearch_core.extract.document import ExtractedDocument, ExtractMode
+from websearch_core.extract.extraction import Extraction, ExtractMode
 from websearch_core.extract.formats import HtmlFormats, html_formats
-from websearch_core.extract.pipeline import MAX_TAGS, extract, whole_page
+from websearch_core.extract.pipeline import MAX_TAGS, extract, extraction, whole_page
+
+if TYPE_CHECKING:
+    from websearch_core.extract.document import ExtractedDocument
 
 __all__ = [
     "MAX_TAGS",
     "ExtractMode",
     "ExtractedDocument",
+    "Extraction",
     "HtmlFormats",
     "bound_size",
     "extract",
+    "extraction",
     "html_formats",
     "whole_page",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The model is imported on first use: a conversion worker imports this package and never
+    # needs it (``extraction``'s docstring says why).
+    if name != "ExtractedDocument":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from websearch_core.extract.document import ExtractedDocument
+
+    globals()[name] = ExtractedDocument
+    return ExtractedDocument

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import asdict
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ExtractMode", "ExtractedDocument"]
+from websearch_core.extract.extraction import Extraction, ExtractMode
 
-ExtractMode = Literal["article", "full", "raw"]
+__all__ = ["ExtractMode", "ExtractedDocument"]
 
 _METADATA_FIELDS = (
     "title",
@@ -50,6 +50,11 @@ class ExtractedDocument(BaseModel):
     canonical_url: str | None = None
     language: str | None = None
     description: str | None = None
+
+    @classmethod
+    def of(cls, extraction: Extraction) -> ExtractedDocument:
+        """The pipeline's plain result as the model."""
+        return cls(**asdict(extraction))
 
     @property
     def metadata(self) -> dict[str, str]:

@@ -12,7 +12,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from websearch_core.extract.bounds import bound_nesting
 from websearch_core.extract.clean import remove_chrome, remove_junk
 from websearch_core.extract.metadata import read_metadata
-from websearch_core.extract.pipeline import extract, whole_page
+from websearch_core.extract.pipeline import extraction, whole_page
 
 __all__ = ["HtmlFormats", "html_formats"]
 
@@ -48,7 +48,7 @@ def html_formats(
     filtered = _filtered(tree, include_tags, exclude_tags)
     markdown = html = None
     if "markdown" in formats and main_content:
-        markdown = extract(filtered, url, mode="article").markdown
+        markdown = extraction(filtered, url, mode="article").markdown
     elif "markdown" in formats:
         markdown = whole_page(filtered, url)
     if "html" in formats:

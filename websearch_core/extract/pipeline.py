@@ -10,6 +10,8 @@ element took 12 s for 0.9 MB; a 2 MB table of 200 columns rendered 60 MB of mark
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from selectolax.lexbor import LexborHTMLParser
 
 from websearch_core.boundary import boundary
@@ -20,7 +22,7 @@ from websearch_core.extract.clean import (
     remove_chrome,
     remove_junk,
 )
-from websearch_core.extract.document import ExtractedDocument, ExtractMode
+from websearch_core.extract.extraction import Extraction, ExtractMode
 from websearch_core.extract.markdown import (
     MAX_OUTPUT_CHARS,
     OutputBudgetExceeded,
@@ -30,7 +32,10 @@ from websearch_core.extract.markdown import (
 from websearch_core.extract.metadata import PageMetadata, read_metadata
 from websearch_core.extract.select import Selection, is_listing, prune, select_main
 
-__all__ = ["MAX_TAGS", "extract", "whole_page"]
+if TYPE_CHECKING:
+    from websearch_core.extract.document import ExtractedDocument
+
+__all__ = ["MAX_TAGS", "extract", "extraction", "whole_page"]
 
 #: Pages with more tags than this are read as plain text: rendering costs Python work per
 #: node (about 8 µs a tag, and memory with it), where the parser's own text walk costs next to
@@ -53,8 +58,8 @@ def _document(
     mode: ExtractMode,
     fallback: str | None,
     note: str | None,
-) -> ExtractedDocument:
-    return ExtractedDocument(
+) -> Extraction:
+    return Extraction(
         markdown=rendered.markdown,
         text=rendered.text,
         mode=mode,
@@ -104,6 +109,18 @@ def extract(html: str, url: str | None = None, mode: ExtractMode = "article") ->
     Raises only ``InvalidRequestError`` (for arguments of the wrong type or an unknown mode)
     or, for a failure nobody foresaw, ``InternalError``; malformed HTML is not an error.
     """
+    # Imported here, not with the module: a conversion worker imports this module and never
+    # the model (``extraction``'s docstring says why).
+    from websearch_core.extract.document import ExtractedDocument
+
+    extracted = extraction(html, url, mode)
+    with boundary("extraction"):
+        return ExtractedDocument.of(extracted)
+
+
+def extraction(html: str, url: str | None = None, mode: ExtractMode = "article") -> Extraction:
+    """``extract``'s result as a plain ``Extraction``, without pydantic (for conversion
+    workers and the fetch path); it raises as ``extract`` does."""
     if not isinstance(html, str):
         raise InvalidRequestError("html must be text (str); decode bytes first")
     if url is not None and not isinstance(url, str):
@@ -163,7 +180,7 @@ def _head(sized: str, url: str | None) -> PageMetadata:
     return read_metadata(LexborHTMLParser(bounded), url)
 
 
-def _extract(html: str, url: str | None, mode: ExtractMode) -> ExtractedDocument:
+def _extract(html: str, url: str | None, mode: ExtractMode) -> Extraction:
     sized, notes = bound_size(html)
     tags = sized.count("<")
     if tags > MAX_TAGS and mode != "raw":  # said in the note too: what the reader sees
@@ -194,7 +211,7 @@ def _rendered(
     mode: ExtractMode,
     meta: PageMetadata,
     note: str | None,
-) -> ExtractedDocument:
+) -> Extraction:
     noscript = noscript_holds_the_prose(tree)
     if noscript:
         note = "; ".join(filter(None, (note, _NOSCRIPT)))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from websearch_core.errors import install_hint
-from websearch_core.extract import ExtractedDocument, extract
+from websearch_core.extract import Extraction, extraction
 from websearch_core.text import clean_text, one_line
 
 __all__ = ["Converted", "Kind", "byline_line", "convert", "decode_text", "media_type_of"]
@@ -213,7 +213,7 @@ def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     media = media_type_of(content_type, body)
     if media in ("text/html", "application/xhtml+xml"):
         text, charset = decode_text(body, content_type, html=True)
-        document = extract(text, url)
+        document = extraction(text, url)
         return Converted("html", _with_header(document), charset, document.title, document.text)
     if media == "application/json" or media.endswith("+json"):
         text, charset = decode_text(body, content_type)
@@ -312,7 +312,7 @@ def _opens_with_heading(markdown: str, title: str) -> bool:
     return one_line(text).casefold() == one_line(title).casefold()
 
 
-def _with_header(document: ExtractedDocument) -> str:
+def _with_header(document: Extraction) -> str:
     """The title as a heading and one line of who/when/where, then the extracted markdown.
 
     ``extract`` leaves the headline out of the body (a benchmark's gold text has no title,

@@ -33,7 +33,7 @@ from pydantic import (
 from selectolax.lexbor import LexborHTMLParser, SelectolaxError
 
 from websearch_core.errors import InvalidRequestError
-from websearch_core.extract import MAX_TAGS, bound_size, extract, html_formats
+from websearch_core.extract import MAX_TAGS, bound_size, extraction, html_formats
 from websearch_core.fetch.content import convert, decode_text
 from websearch_core.fetch.fetcher import Fetched
 from websearch_core.models import argument_message
@@ -164,7 +164,7 @@ def scrape(fetched: Fetched, options: ScrapeOptions) -> ScrapedPage:
 def _as_text(sized: str, raw: str, url: str, options: ScrapeOptions) -> dict[str, object]:
     """A page with more tags than a tree is built for: its text (``extract`` reads it so),
     without the formats and filters that need the tree, and a warning saying so."""
-    document = extract(sized, url, mode="full")
+    document = extraction(sized, url, mode="full")
     wanted = set(options.formats)
     fields: dict[str, object] = {
         "title": document.title,
