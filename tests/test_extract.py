@@ -26,7 +26,6 @@ def article() -> ExtractedDocument:
     return extract(fixture("article"), BASE)
 
 
-
 def test_the_model_and_the_plain_extraction_agree(article: ExtractedDocument) -> None:
     # The fetch path and its workers use the plain dataclass; callers get the model. Both
     # must say the same of a page, field for field.
@@ -36,9 +35,11 @@ def test_the_model_and_the_plain_extraction_agree(article: ExtractedDocument) ->
     plain = extraction(fixture("article"), BASE)
     assert isinstance(plain, Extraction)
     assert ExtractedDocument.of(plain) == article
-    assert article.markdown and article.byline == plain.byline
+    assert article.markdown
+    assert article.byline == plain.byline
     assert websearch_core.ExtractedDocument is ExtractedDocument
     assert isinstance(extract("<p>x</p>"), ExtractedDocument)
+
 
 # -- article pages --------------------------------------------------------------------------------
 
