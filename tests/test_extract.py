@@ -470,7 +470,7 @@ def _names() -> st.SearchStrategy[str]:
             *prefixes,
             *(w.upper() for w in prefixes),
             *(w.title() for w in prefixes),
-            *furniture._FURNITURE_FRAGMENTS[:4],
+            *furniture._FURNITURE_FRAGMENTS,  # prefixes shared in the tree: co-okie, co-mment
             *("x", "main", "adventure", "navy", "tagline", "metadata", "load", "head"),
             *("s\u212aip", "\u212aomment", "\u0130d", "é", "0"),  # \u212a: the Kelvin sign
         ]

@@ -161,3 +161,25 @@ def test_structural_chrome_is_read_as_the_selector_reads_it(
     assert node.tag == tag
     by_selector = any(found.mem_id == node.mem_id for found in body.css(clean._STRUCTURAL))
     assert clean.is_structural(node.tag, node.attributes) == by_selector
+
+
+# -- furniture names: one search over a prefix tree, not over plain alternatives ------------
+
+_SHORT_WORDS = st.text(alphabet="abc-.", min_size=1, max_size=5)
+
+
+@given(st.lists(_SHORT_WORDS, min_size=1, max_size=12), st.text(alphabet="abc-.x ", max_size=12))
+@settings(max_examples=1500, deadline=None)
+@example(["ad", "ads", "aside"], "ads")  # a word that is another's prefix, and a shared head
+@example(["a", "ab", "abc"], "xab")
+def test_a_prefix_tree_finds_what_the_plain_alternatives_find(words: list[str], text: str) -> None:
+    from websearch_core.extract.furniture import prefix_tree
+
+    tree = re.compile(prefix_tree(words))
+    plain = re.compile("|".join(map(re.escape, words)))
+    assert bool(tree.fullmatch(text)) == (text in words)
+    assert (tree.search(text) is None) == (plain.search(text) is None)
+    # Followed by more pattern, the tree gives back as the alternatives do: "ad" then "s-".
+    assert (re.search(f"{tree.pattern}-", text) is None) == (
+        re.search(f"(?:{plain.pattern})-", text) is None
+    )

@@ -377,24 +377,46 @@ def _find_furniture_word(names: str) -> str | None:
     return None if content else found
 
 
-def _candidate_pattern() -> re.Pattern[str]:
-    """Class or id values that may name furniture (a superset; ``furniture_word`` decides).
+def prefix_tree(words: Iterable[str]) -> str:
+    """A regular expression matching exactly ``words``, factored by their common prefixes
+    ("cookie|comment" → "co(?:mment|okie)"). The regex engine tries an alternation's branches
+    one by one at every position; factored, a position that starts no word costs one test of
+    each distinct first letter instead of one test per word."""
+    branches: dict[str, list[str]] = {}
+    for word in sorted(set(words)):
+        branches.setdefault(word[:1], []).append(word[1:])
+    parts = []
+    for first, tails in branches.items():
+        if not first:
+            continue  # the empty word: the optional group below
+        rest = [tail for tail in tails if tail]
+        tree = prefix_tree(rest) if rest else ""
+        if rest and "" in tails:
+            tree = f"(?:{tree})?"
+        parts.append(re.escape(first) + tree)
+    return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
 
-    A regular expression over each attribute value lowered in ASCII only, as CSS's ``i`` flag
+
+def _candidate_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Class or id values that may name furniture (a superset; ``furniture_word`` decides):
+    a value matches if either pattern finds something in it.
+
+    Regular expressions over each attribute value lowered in ASCII only, as CSS's ``i`` flag
     compares (the Kelvin sign is not a k); lowering first is several times faster than the
-    regex's own IGNORECASE over these alternatives. It reads what a 196-part selector
+    regex's own IGNORECASE over these alternatives. They read what a 196-part selector
     (``[class*=comment i]``, ``[class~=ad i]``, ...) read, at a fraction of the cost: that
-    selector was half of a page's conversion time. tests/test_extract.py checks that the two
-    agree on generated values.
+    selector was half of a page's conversion time. Two searches over prefix trees
+    (``prefix_tree``), not one over plain alternatives: 2.3 times faster over the class and
+    id values of the 121 benchmark pages, where each new value cost ~5 µs (a fifth of the
+    pipeline's instructions on pages not seen before). tests/test_extract.py checks that the
+    patterns and the selector agree on generated values.
     """
-    fragments = "|".join(map(re.escape, _FURNITURE_FRAGMENTS))
-    words = "|".join(map(re.escape, _FURNITURE_PREFIXES))
+    words = prefix_tree(_FURNITURE_PREFIXES)
     space = "[ \t\n\f\r]"  # CSS whitespace, which ``~=`` splits on
-    return re.compile(
-        f"{fragments}"  # a fragment anywhere: [class*=comment i]
-        f"|(?:{words})[-_]"  # the word before a joint anywhere: [class*="ad-" i]
-        f"|[-_](?:{words})\\Z"  # or after one at the end: [class$="-ad" i]
-        f"|(?:\\A|{space})(?:{words})(?:{space}|\\Z)"  # the whole name: [class~=ad i]
+    return re.compile(prefix_tree(_FURNITURE_FRAGMENTS)), re.compile(  # [class*=comment i]
+        f"{words}[-_]"  # the word before a joint anywhere: [class*="ad-" i]
+        f"|[-_]{words}\\Z"  # or after one at the end: [class$="-ad" i]
+        f"|(?:\\A|{space}){words}(?:{space}|\\Z)"  # the whole name: [class~=ad i]
     )
 
 
@@ -402,7 +424,7 @@ _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def may_name_furniture(node: LexborNode) -> bool:
-    """Whether ``node``'s class or id may name furniture (``_candidate_pattern``)."""
+    """Whether ``node``'s class or id may name furniture (``_candidate_patterns``)."""
     attrs = node.attributes
     return any(_candidate(attrs.get(attribute) or "") for attribute in ("class", "id"))
 
@@ -419,10 +441,13 @@ def named_furniture(attrs: dict[str, str | None]) -> str | None:
 
 @lru_cache(maxsize=16384)  # a site repeats its class names on every node and page
 def _candidate(value: str) -> bool:
-    return bool(value) and _CANDIDATE.search(value.translate(_ASCII_LOWER)) is not None
+    if not value:
+        return False
+    lowered = value.translate(_ASCII_LOWER)
+    return _FRAGMENT.search(lowered) is not None or _NAME_WORD.search(lowered) is not None
 
 
-_CANDIDATE = _candidate_pattern()
+_FRAGMENT, _NAME_WORD = _candidate_patterns()
 
 
 def is_always_furniture(names: str) -> bool:
