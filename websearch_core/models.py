@@ -34,6 +34,7 @@ __all__ = [
     "FetchRequest",
     "Freshness",
     "Page",
+    "Passage",
     "Redirect",
     "SafeSearch",
     "SearchOptions",
@@ -297,6 +298,23 @@ class FetchRequest(BaseModel):
     offset: StrictInt = Field(default=0, ge=0)
 
 
+class Passage(BaseModel):
+    """A passage of a result's page that answers the query (a search that reads)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    #: Where the passage starts in the page's content: ``fetch(url, offset=offset)`` (the
+    #: ``web_fetch`` tool's ``offset``) reads on from here.
+    offset: int = Field(ge=0)
+    #: The headings the passage sits under, outermost first, joined by " \u203a " (an angle
+    #: quotation mark).
+    section: str = ""
+    #: Its BM25 score against the query (``reading/ranking.py``); 0: the page's lead, shown
+    #: because no passage of the page holds the query's words.
+    score: float = 0.0
+
+
 class SearchResult(BaseModel):
     """One entry of the menu."""
 
@@ -313,6 +331,10 @@ class SearchResult(BaseModel):
     engines: tuple[str, ...] = ()
     positions: tuple[int, ...] = ()
     score: float | None = None
+    #: A search that reads (``read=``): the page's passages that best answer the query, in
+    #: page order, or why the page could not be read (its snippet is then all there is).
+    passages: tuple[Passage, ...] = ()
+    read_error: str | None = None
 
     @field_validator("title")
     @classmethod
@@ -416,6 +438,10 @@ class SearchResponse(BaseModel):
     notes: list[str] = Field(default_factory=list)
     from_memo: bool = False
     elapsed_ms: float = 0.0
+    #: A search that reads: how many of the top results were read (0: a plain search), and
+    #: the token budget the rendered text keeps within (``reading/tokens.py`` counts).
+    read: int = 0
+    read_tokens: int | None = None
 
     def render(self) -> str:
         """Exactly the text the model reads."""

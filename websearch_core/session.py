@@ -16,6 +16,7 @@ the fetcher's connections and the conversion workers.
 from __future__ import annotations
 
 import ssl
+import time
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
@@ -44,6 +45,7 @@ from websearch_core.net.jail import JailPolicy
 from websearch_core.net.transport import Resolver
 from websearch_core.planning import Planner
 from websearch_core.providers import configure
+from websearch_core.reading.reader import DEFAULT_READ_TOKENS, SearchReader, read_request
 from websearch_core.redact import Redactor, redact_library_logs
 from websearch_core.search.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.search.drive import Driver, Limits
@@ -132,6 +134,7 @@ class WebSearch:
         self._converters = ConversionWorkers(default_workers() if workers is None else workers)
         pages: Memo[Page] = Memo(PAGE_MEMO_SIZE if s.memo_size else 0)
         self._pages = FetchService(self._fetcher, self._converters, pages, s.output_chars)
+        self._reader = SearchReader(self._pages)
         self._host_slots = HostSlots(s.per_host_concurrency)
         self._bulk = BulkReader(
             self._pages,
@@ -180,7 +183,14 @@ class WebSearch:
     # -- search ----------------------------------------------------------------------------
 
     @public("search")
-    def search(self, query: str, **options: Unpack[SearchOptions]) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        *,
+        read: int = 0,
+        read_tokens: int = DEFAULT_READ_TOKENS,
+        **options: Unpack[SearchOptions],
+    ) -> SearchResponse:
         """Search and return the results; raises a ``WebSearchError`` the model can act on.
 
         The options (``models.SearchOptions``): ``count`` (1 to 10, default 5), ``site`` (a
@@ -192,19 +202,43 @@ class WebSearch:
         out, said in ``skipped``). ``locale`` (``en-US``) is a hint each engine follows as far
         as it can; ``language`` and ``country`` are strict. The whole search, its one retry
         included, ends within ``timeout`` seconds.
+
+        ``read`` (0 to 5): also fetch the top ``read`` results and give each its passages
+        that best answer the query (``SearchResult.passages``, with their ``offset`` in the
+        page), the rendered text within ``read_tokens`` (200 to 20,000, default 1,500); the
+        reading ends within the same ``timeout``, counted from the call (``reading/``).
         """
+        started = time.monotonic()
+        asked = read_request(read, read_tokens)
         planned = self._planner.plan(query, options)
         if isinstance(planned, BlendSearch):
-            return self._blend.run(planned)
-        return self._searches.run(planned)
+            response = self._blend.run(planned)
+        else:
+            response = self._searches.run(planned)
+        if asked is None:
+            return response
+        return self._reader.read(response, asked, started + self.settings.timeout)
 
     @apublic("search")
-    async def asearch(self, query: str, **options: Unpack[SearchOptions]) -> SearchResponse:
+    async def asearch(
+        self,
+        query: str,
+        *,
+        read: int = 0,
+        read_tokens: int = DEFAULT_READ_TOKENS,
+        **options: Unpack[SearchOptions],
+    ) -> SearchResponse:
         """``search`` for the event loop; a blocking provider runs on a worker thread."""
+        started = time.monotonic()
+        asked = read_request(read, read_tokens)
         planned = self._planner.plan(query, options)
         if isinstance(planned, BlendSearch):
-            return await self._blend.arun(planned)
-        return await self._searches.arun(planned)
+            response = await self._blend.arun(planned)
+        else:
+            response = await self._searches.arun(planned)
+        if asked is None:
+            return response
+        return await self._reader.aread(response, asked, started + self.settings.timeout)
 
     # -- fetch -----------------------------------------------------------------------------
 

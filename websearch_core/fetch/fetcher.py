@@ -233,11 +233,15 @@ class Fetcher:
             else min(deadline_s, self.limits.deadline_s)
         )
 
-    def fetch(self, url: str | Target, *, max_bytes: int | None = None) -> Page:
-        return _page(self.fetch_raw(url, max_bytes=max_bytes))
+    def fetch(
+        self, url: str | Target, *, max_bytes: int | None = None, deadline_s: float | None = None
+    ) -> Page:
+        return _page(self.fetch_raw(url, max_bytes=max_bytes, deadline_s=deadline_s))
 
-    async def afetch(self, url: str | Target, *, max_bytes: int | None = None) -> Page:
-        fetched = await self.afetch_raw(url, max_bytes=max_bytes)
+    async def afetch(
+        self, url: str | Target, *, max_bytes: int | None = None, deadline_s: float | None = None
+    ) -> Page:
+        fetched = await self.afetch_raw(url, max_bytes=max_bytes, deadline_s=deadline_s)
         # HTML conversion is CPU work: off the event loop, and outside the network deadline
         # (as in ``fetch``), so a page that arrived in time is not lost to its conversion.
         return await anyio.to_thread.run_sync(_page, fetched)

@@ -58,17 +58,25 @@ class FetchService:
         self._pages = pages
         self._output_chars = output_chars
 
-    def fetch(self, url: object, max_bytes: object, offset: object) -> Page:
+    def fetch(
+        self, url: object, max_bytes: object, offset: object, *, deadline_s: float | None = None
+    ) -> Page:
+        """One page, from the memo if it is there; ``deadline_s`` may shorten the fetch's
+        deadline (a search that reads gives what is left of its own)."""
         request, target, key, page = self.recall(url, max_bytes, offset)
         if page is None:
-            fetched = self.fetcher.fetch(target, max_bytes=request.max_bytes)
+            fetched = self.fetcher.fetch(target, max_bytes=request.max_bytes, deadline_s=deadline_s)
             page = self.remember(key, fetched, request.offset)
         return self.as_asked(page, request)
 
-    async def afetch(self, url: object, max_bytes: object, offset: object) -> Page:
+    async def afetch(
+        self, url: object, max_bytes: object, offset: object, *, deadline_s: float | None = None
+    ) -> Page:
         request, target, key, page = self.recall(url, max_bytes, offset)
         if page is None:
-            fetched = await self.fetcher.afetch(target, max_bytes=request.max_bytes)
+            fetched = await self.fetcher.afetch(
+                target, max_bytes=request.max_bytes, deadline_s=deadline_s
+            )
             page = self.remember(key, fetched, request.offset)
         return self.as_asked(page, request)
 
