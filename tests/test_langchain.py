@@ -345,5 +345,7 @@ def test_agent_with_a_grounded_provider_pinned(server: ScriptedServer) -> None:
     assert searched.content.endswith('2 results from openai for "positive news story today".')
     assert searched.artifact.usage.searches == 1
     schema = WebSearchTool(session=ws).tool_call_schema.model_json_schema()["properties"]
-    assert set(schema) == {"query", "count", "site", "exclude_domains", "include_answer", "country"}
+    assert set(schema) == {
+        *("query", "count", "read", "site", "exclude_domains", "include_answer", "country"),
+    }
     assert result["messages"][-1].content == "A river reopened to swimmers."

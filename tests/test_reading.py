@@ -7,7 +7,11 @@ Pages and the SearXNG-shaped engine are real HTTP servers on loopback.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -242,3 +246,75 @@ def test_many_cancelled_reads_leave_the_session_whole(server: ScriptedServer) ->
     passages, seconds = asyncio.run(main())
     assert passages >= 1
     assert seconds < 5  # nothing left holding a slot: the next read runs at once
+
+
+# -- every projection, one text ----------------------------------------------------------------
+
+
+def _cli(server: ScriptedServer, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WEBSEARCH_", "SEARXNG"))}
+    env |= {"SEARXNG_URL": server.url, "WEBSEARCH_PROVIDER": "searxng"}
+    env |= {"WEBSEARCH_FETCH_ALLOW_PRIVATE": "1"}
+    command = [sys.executable, "-m", "websearch_core.cli", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+
+
+async def test_every_projection_reads_the_same_passages(server: ScriptedServer) -> None:
+    from langchain_core.messages import ToolMessage
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from langchain_websearch import WebSearchTool
+    from llamaindex_websearch import WebSearchToolSpec
+    from websearch_core.mcp import build_server
+
+    ws = _web(
+        server,
+        {
+            "river": Reply(200, _article(), HTML),
+            "gone": Reply(404, b"no", {"Content-Type": "text/plain"}),
+        },
+    )
+    query = "who finished the first dam"
+    text = ws.search(query, read=2).render()
+    assert "passages of" in text
+    assert "Not read: HTTP 404 Not Found" in text
+
+    message = WebSearchTool(session=ws).invoke(
+        {"name": "web_search", "args": {"query": query, "read": 2}, "id": "c1", "type": "tool_call"}
+    )
+    assert isinstance(message, ToolMessage)
+    assert message.content == text
+    assert message.artifact.results[0].passages  # the structured response travels too
+
+    assert await WebSearchToolSpec(ws).aweb_search(query, read=2) == text
+    assert WebSearchToolSpec(ws).web_search(query, read=2) == text
+
+    async with create_connected_server_and_client_session(build_server(ws)) as session:
+        result = await session.call_tool("web_search", {"query": query, "read": 2})
+    assert result.isError is False
+    assert result.content[0].text == text  # type: ignore[union-attr]
+    assert result.structuredContent is not None
+    assert result.structuredContent["results"][0]["passages"]
+
+    done = _cli(server, "search", *query.split(), "--read", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == text + "\n"
+    as_json = _cli(server, "search", "dam", "--read", "9", "--json")
+    assert as_json.returncode == 2
+    assert json.loads(as_json.stdout)["error"]["message"] == "read must be from 0 to 5, not 9"
+
+
+def test_a_session_can_read_by_default_and_a_call_can_say_no(server: ScriptedServer) -> None:
+    _web(server, {"river": Reply(200, _article(), HTML)})
+    ws = WebSearch(
+        "searxng", searxng_url=server.url, fetch_allow_private=True, search_read=1, read_tokens=600
+    )
+    read = ws.search("first dam")
+    assert read.read == 1
+    assert read.read_tokens == 600
+    assert read.results[0].passages
+    assert estimate_tokens(read.render()) <= 600
+    plain = ws.search("first dam", read=0)
+    assert plain.read == 0
+    assert not plain.results[0].passages
+    assert "snippet of river" in plain.render()

@@ -33,7 +33,7 @@ from websearch_core.errors import (
     URLRefusedError,
     WebSearchError,
 )
-from websearch_core.models import MAX_COUNT
+from websearch_core.models import DEFAULT_READ_TOKENS, MAX_COUNT, MAX_READ
 from websearch_core.planning import CHOICES
 from websearch_core.session import WebSearch
 
@@ -68,6 +68,18 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--exclude", action="append", default=[], help="leave out this domain")
     search.add_argument("--freshness", choices=["day", "week", "month", "year"])
     search.add_argument("--answer", action="store_true", help="ask for a synthesised answer")
+    search.add_argument(
+        "--read",
+        type=int,
+        metavar="N",
+        help=f"also read the top N results (0 to {MAX_READ}) and show their best passages",
+    )
+    search.add_argument(
+        "--read-tokens",
+        type=int,
+        metavar="TOKENS",
+        help=f"the budget of a search that reads (default {DEFAULT_READ_TOKENS:,} tokens)",
+    )
     search.add_argument("--json", action="store_true", help="print the structured response")
     fetch = commands.add_parser("fetch", help="fetch one page and print it as the model reads it")
     fetch.add_argument("url", help="an http(s) URL on the public internet")
@@ -266,6 +278,8 @@ def _run(args: argparse.Namespace) -> tuple[int, str | None]:
                 exclude_domains=args.exclude,
                 freshness=args.freshness,
                 include_answer=args.answer,
+                read=args.read,
+                read_tokens=args.read_tokens,
             )
     except WebSearchError as exc:
         refused = ConfigurationError | InvalidRequestError | URLRefusedError

@@ -17,7 +17,13 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, SecretStr
 
 from websearch_core.domains import normalise_base_url
-from websearch_core.models import DEFAULT_OUTPUT_CHARS
+from websearch_core.models import (
+    DEFAULT_OUTPUT_CHARS,
+    DEFAULT_READ_TOKENS,
+    MAX_READ,
+    MAX_READ_TOKENS,
+    MIN_READ_TOKENS,
+)
 from websearch_core.redact import url_credentials
 
 __all__ = ["ENVIRONMENT", "SecretURL", "Settings", "SettingsArguments", "settings_table"]
@@ -265,6 +271,22 @@ class Settings(BaseModel):
     memo_size: int = setting(
         128, "identical searches remembered per session (0 turns it off)", ge=0
     )
+    search_read: int = setting(
+        0,
+        "how many of a search's top results are read for their best passages when the call "
+        "does not say (`read=`); 0: the menu alone",
+        "WEBSEARCH_SEARCH_READ",
+        ge=0,
+        le=MAX_READ,
+    )
+    read_tokens: int = setting(
+        DEFAULT_READ_TOKENS,
+        "the token budget of a search that reads: its menu and passages together, "
+        "estimated to err high",
+        "WEBSEARCH_READ_TOKENS",
+        ge=MIN_READ_TOKENS,
+        le=MAX_READ_TOKENS,
+    )
     # -- the blend -------------------------------------------------------------------------
     blend_timeout: float = setting(
         4.0,
@@ -449,6 +471,8 @@ class SettingsArguments(TypedDict, total=False):
     provider_max_bytes: int | None
     max_retry_wait: float | None
     memo_size: int | None
+    search_read: int | None
+    read_tokens: int | None
     blend_timeout: float | None
     blend_engines: Iterable[str] | None
     fetch_max_bytes: int | None

@@ -27,7 +27,11 @@ from websearch_core.render import render_page, render_search
 from websearch_core.text import one_line
 
 __all__ = [
+    "DEFAULT_READ_TOKENS",
     "MAX_COUNT",
+    "MAX_READ",
+    "MAX_READ_TOKENS",
+    "MIN_READ_TOKENS",
     "SEARCH_OPTIONS",
     "AnswerCitation",
     "EngineOutcome",
@@ -50,6 +54,13 @@ __all__ = [
 #: A result list is a menu, not a document: ten entries is already more than a model reads.
 MAX_COUNT = 10
 DEFAULT_COUNT = 5
+#: A search that reads (``read=``): at most this many pages, more is a crawl, not an answer;
+#: the rendered answer (menu and passages) within a token budget, by default one tool
+#: result's worth.
+MAX_READ = 5
+DEFAULT_READ_TOKENS = 1_500
+MIN_READ_TOKENS = 200
+MAX_READ_TOKENS = 20_000
 #: Long enough for a question pasted with its error message, short enough for every provider.
 MAX_QUERY_CHARS = 400
 #: Per list: a filter, not a crawl scope. More would not fit a provider's query or request.

@@ -45,7 +45,7 @@ from websearch_core.net.jail import JailPolicy
 from websearch_core.net.transport import Resolver
 from websearch_core.planning import Planner
 from websearch_core.providers import configure
-from websearch_core.reading.reader import DEFAULT_READ_TOKENS, SearchReader, read_request
+from websearch_core.reading.reader import ReadRequest, SearchReader, read_request
 from websearch_core.redact import Redactor, redact_library_logs
 from websearch_core.search.bulkheads import BlockingLanes, ProviderClients
 from websearch_core.search.drive import Driver, Limits
@@ -187,8 +187,8 @@ class WebSearch:
         self,
         query: str,
         *,
-        read: int = 0,
-        read_tokens: int = DEFAULT_READ_TOKENS,
+        read: int | None = None,
+        read_tokens: int | None = None,
         **options: Unpack[SearchOptions],
     ) -> SearchResponse:
         """Search and return the results; raises a ``WebSearchError`` the model can act on.
@@ -203,13 +203,14 @@ class WebSearch:
         as it can; ``language`` and ``country`` are strict. The whole search, its one retry
         included, ends within ``timeout`` seconds.
 
-        ``read`` (0 to 5): also fetch the top ``read`` results and give each its passages
-        that best answer the query (``SearchResult.passages``, with their ``offset`` in the
-        page), the rendered text within ``read_tokens`` (200 to 20,000, default 1,500); the
-        reading ends within the same ``timeout``, counted from the call (``reading/``).
+        ``read`` (0 to 5; ``None``: the ``search_read`` setting, 0 unless set): also fetch the
+        top ``read`` results and give each its passages that best answer the query
+        (``SearchResult.passages``, each with its ``offset`` in the page), the rendered text
+        within ``read_tokens`` (200 to 20,000; ``None``: the ``read_tokens`` setting, 1,500);
+        the reading ends within the same ``timeout``, counted from the call (``reading/``).
         """
         started = time.monotonic()
-        asked = read_request(read, read_tokens)
+        asked = self._read_request(read, read_tokens)
         planned = self._planner.plan(query, options)
         if isinstance(planned, BlendSearch):
             response = self._blend.run(planned)
@@ -224,13 +225,13 @@ class WebSearch:
         self,
         query: str,
         *,
-        read: int = 0,
-        read_tokens: int = DEFAULT_READ_TOKENS,
+        read: int | None = None,
+        read_tokens: int | None = None,
         **options: Unpack[SearchOptions],
     ) -> SearchResponse:
         """``search`` for the event loop; a blocking provider runs on a worker thread."""
         started = time.monotonic()
-        asked = read_request(read, read_tokens)
+        asked = self._read_request(read, read_tokens)
         planned = self._planner.plan(query, options)
         if isinstance(planned, BlendSearch):
             response = await self._blend.arun(planned)
@@ -239,6 +240,13 @@ class WebSearch:
         if asked is None:
             return response
         return await self._reader.aread(response, asked, started + self.settings.timeout)
+
+    def _read_request(self, read: object, read_tokens: object) -> ReadRequest | None:
+        s = self.settings
+        return read_request(
+            s.search_read if read is None else read,
+            s.read_tokens if read_tokens is None else read_tokens,
+        )
 
     # -- fetch -----------------------------------------------------------------------------
 

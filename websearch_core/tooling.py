@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from websearch_core.errors import InvalidRequestError, WebSearchError
-from websearch_core.models import DEFAULT_COUNT, MAX_COUNT, argument_message, not_a_boolean
+from websearch_core.models import (
+    DEFAULT_COUNT,
+    MAX_COUNT,
+    MAX_READ,
+    argument_message,
+    not_a_boolean,
+)
 
 if TYPE_CHECKING:
     from websearch_core.session import WebSearch
@@ -47,7 +53,8 @@ SEARCH_DESCRIPTION = (
     "Search the web. Returns a short numbered menu of results (title, URL, date, snippet). "
     "Use it for anything after your training data: current versions, release notes, error "
     "messages, what an API is called now. A snippet is enough to choose a link, never enough "
-    "to rely on: read the page with web_fetch before you answer from it."
+    "to rely on: read the page with web_fetch before you answer from it, or ask for read=N "
+    "to get the top pages' passages that answer the query in this same call."
 )
 FETCH_DESCRIPTION = (
     "Fetch one web page (http or https, on the public internet) and return it as markdown "
@@ -98,6 +105,17 @@ SEARCH_ARGUMENTS: tuple[Argument, ...] = (
         f"How many results, 1 to {MAX_COUNT} (more is capped at {MAX_COUNT}). The default "
         "is enough to choose a page; ask for more only when the first ones miss.",
         ge=1,
+    ),
+    Argument(
+        "read",
+        WholeNumber | None,
+        None,
+        f"Also read the top 1 to {MAX_READ} results' pages and return the passages that best "
+        "answer the query, each with the offset web_fetch can read on from: facts in one "
+        "call instead of a search and then fetches. 0: the menu only. Leave it out for this "
+        "session's default.",
+        ge=0,
+        le=MAX_READ,
     ),
     Argument(
         "site",

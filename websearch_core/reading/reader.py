@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING
 import anyio
 
 from websearch_core.errors import InvalidRequestError, WebSearchError
-from websearch_core.models import Page, Passage, SearchResponse
+from websearch_core.models import (
+    DEFAULT_READ_TOKENS,
+    MAX_READ,
+    MAX_READ_TOKENS,
+    MIN_READ_TOKENS,
+    Page,
+    Passage,
+    SearchResponse,
+)
 from websearch_core.reading.passages import Chunk, split_passages
 from websearch_core.reading.ranking import rank_passages
 from websearch_core.reading.tokens import estimate_tokens
@@ -31,12 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_READ_TOKENS", "MAX_READ", "ReadRequest", "SearchReader", "read_request"]
 
-#: What one tool result should cost the model: the menu and the passages together.
-DEFAULT_READ_TOKENS = 1_500
-MIN_READ_TOKENS = 200
-MAX_READ_TOKENS = 20_000
-#: Pages read at most for one search: more is a crawl, not an answer.
-MAX_READ = 5
 #: Passages shown at most for one page, so one long page cannot take the whole budget.
 PER_RESULT = 3
 
