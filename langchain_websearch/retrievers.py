@@ -15,7 +15,13 @@ from pydantic import ConfigDict, Field
 
 from langchain_websearch.document_loaders import page_document
 from websearch_core import Page, SearchResponse, WebSearch, WebSearchError
-from websearch_core.documents import document_id, ok_or_error, result_metadata
+from websearch_core.documents import (
+    document_id,
+    ok_or_error,
+    passage_records,
+    read_for_passages,
+    result_metadata,
+)
 from websearch_core.models import DEFAULT_COUNT
 
 __all__ = ["WebSearchRetriever"]
@@ -37,6 +43,7 @@ class WebSearchRetriever(BaseRetriever):
 
             retriever = WebSearchRetriever(k=5)                 # snippets only
             retriever = WebSearchRetriever(k=5, fetch_top=2)    # the first two as full pages
+            retriever = WebSearchRetriever(k=3, passages=True)  # their passages for the query
 
     Invoke:
         .. code-block:: python
@@ -47,6 +54,9 @@ class WebSearchRetriever(BaseRetriever):
         Snippet documents carry ``url``, ``title``, ``rank``, ``snippet``, ``published`` and
         ``provider``. Fetched ones carry the page keys as well (see ``WebPageLoader``). A page
         that cannot be fetched stays as its snippet document with ``fetch_error`` set.
+        With ``passages=True``, a document per passage that answers the query (a search that
+        reads: ``WebSearch.search(read=)``, the first five results read, their best passages
+        within ``read_tokens``), with ``section``, ``offset`` and ``score`` in its metadata.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -55,6 +65,16 @@ class WebSearchRetriever(BaseRetriever):
     k: int = DEFAULT_COUNT
     fetch_top: int = 0
     search_options: dict[str, Any] = Field(default_factory=dict)
+    passages: bool = False
+    read_tokens: int | None = None
+
+    def _passages(self, response: SearchResponse) -> list[Document]:
+        documents = []
+        for key, text, metadata, error in passage_records(response):
+            if error is not None:
+                logger.warning("could not read %s: %s", metadata["url"], error)
+            documents.append(Document(id=key, page_content=text, metadata=metadata))
+        return documents
 
     def _snippets(self, response: SearchResponse) -> list[Document]:
         return [
@@ -79,6 +99,9 @@ class WebSearchRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        if self.passages:
+            read = read_for_passages(self.k, self.read_tokens)
+            return self._passages(self.session.search(query, **self.search_options, **read))
         response = self.session.search(query, count=self.k, **self.search_options)
         documents = self._snippets(response)
         top = documents[: self.fetch_top]
@@ -89,6 +112,9 @@ class WebSearchRetriever(BaseRetriever):
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
+        if self.passages:
+            read = read_for_passages(self.k, self.read_tokens)
+            return self._passages(await self.session.asearch(query, **self.search_options, **read))
         response = await self.session.asearch(query, count=self.k, **self.search_options)
         documents = self._snippets(response)
         top = documents[: self.fetch_top]

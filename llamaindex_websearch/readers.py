@@ -14,11 +14,13 @@ from llama_index.core.schema import Document
 from pydantic import Field, PrivateAttr
 from tqdm import tqdm  # type: ignore[import-untyped]
 
-from websearch_core import Page, SearchResponse, SearchResult, WebSearch, WebSearchError
+from websearch_core import FetchError, Page, SearchResponse, SearchResult, WebSearch, WebSearchError
 from websearch_core.documents import (
     document_id,
     ok_or_error,
     page_metadata,
+    passage_records,
+    read_for_passages,
     result_metadata,
     url_list,
 )
@@ -262,11 +264,24 @@ class WebSearchReader(_FailureReporting):
         ``snippet``, ``published`` and ``provider``. A result whose page cannot be fetched
         stays as its snippet, with ``fetch_error`` set, and is listed in ``reader.failures``;
         with ``fail_on_error=True`` it raises. A failed search always raises.
+
+        ``WebSearchReader(passages=True)``: one document per passage that answers the query
+        (a search that reads, ``WebSearch.search(read=)``: the first five results read, their
+        best passages within ``read_tokens``), with ``section``, ``offset`` (where it starts
+        in the page) and ``score`` beside the result's keys, instead of whole pages.
     """
 
     search_options: dict[str, Any] = Field(
         default_factory=dict,
         description="Passed to WebSearch.search: site, freshness, exclude_domains, ….",
+    )
+    passages: bool = Field(
+        default=False,
+        description="Documents of the passages that answer the query, not whole pages.",
+    )
+    read_tokens: int | None = Field(
+        default=None,
+        description="With passages: their token budget (None: the session's read_tokens).",
     )
 
     @classmethod
@@ -288,6 +303,14 @@ class WebSearchReader(_FailureReporting):
             document_id(result.url, result.snippet), result.snippet or result.title, metadata
         )
 
+    def _passages(self, response: SearchResponse) -> list[Document]:
+        documents = []
+        for key, text, metadata, error in passage_records(response):
+            if error is not None:
+                self._report(metadata["url"], FetchError(error))
+            documents.append(_document(key, text, metadata))
+        return documents
+
     def _start(self, query: str, k: int) -> dict[str, Any]:
         """Forget the last load's failures; the search arguments for this one."""
         self._failures = []
@@ -300,6 +323,10 @@ class WebSearchReader(_FailureReporting):
             query (str): What to search for.
             k (int): How many results to fetch, 1 to 10.
         """
+        if self.passages:
+            arguments = read_for_passages(k, self.read_tokens)
+            yield from self._passages(self.session.search(**{**self._start(query, k), **arguments}))
+            return
         response = self.session.search(**self._start(query, k))
         outcomes = self.session.fetch_many(_urls(response), concurrency=self.concurrency)
         with self._progress(len(response.results), "Fetching results") as bar:
@@ -325,6 +352,12 @@ class WebSearchReader(_FailureReporting):
             query (str): What to search for.
             k (int): How many results to fetch, 1 to 10.
         """
+        if self.passages:
+            arguments = read_for_passages(k, self.read_tokens)
+            read = await self.session.asearch(**{**self._start(query, k), **arguments})
+            for document in self._passages(read):
+                yield document
+            return
         response = await self.session.asearch(**self._start(query, k))
         outcomes = self.session.afetch_many(_urls(response), concurrency=self.concurrency)
         results = iter(response.results)

@@ -318,3 +318,34 @@ def test_a_session_can_read_by_default_and_a_call_can_say_no(server: ScriptedSer
     assert plain.read == 0
     assert not plain.results[0].passages
     assert "snippet of river" in plain.render()
+
+
+def test_the_reader_and_the_retriever_give_passage_documents(server: ScriptedServer) -> None:
+    from langchain_websearch import WebSearchRetriever
+    from llamaindex_websearch import WebSearchReader
+
+    ws = _web(
+        server,
+        {
+            "river": Reply(200, _article(), HTML),
+            "gone": Reply(404, b"no", {"Content-Type": "text/plain"}),
+        },
+    )
+    reader = WebSearchReader(session=ws, passages=True, read_tokens=800)
+    documents = reader.load_data("who finished the first dam", k=2)
+    river = [d for d in documents if d.metadata["rank"] == 1]
+    assert river
+    assert all(d.metadata["url"] == f"{server.url}/river" for d in river)
+    page = ws.fetch(f"{server.url}/river").content
+    for document in river:  # each passage is where its offset says, in the page
+        assert page[document.metadata["offset"] :].startswith(document.text)
+        assert document.metadata["section"].startswith("The river")
+    gone = [d for d in documents if d.metadata["rank"] == 2]
+    assert [d.metadata["fetch_error"] for d in gone] == ["HTTP 404 Not Found"]
+    assert reader.failures == [(f"{server.url}/gone", "HTTP 404 Not Found")]
+    assert asyncio.run(reader.aload_data("who finished the first dam", k=2)) == documents
+
+    retriever = WebSearchRetriever(session=ws, k=2, passages=True, read_tokens=800)
+    found = retriever.invoke("who finished the first dam")
+    assert [d.page_content for d in found] == [d.text for d in documents]
+    assert [d.metadata for d in found] == [d.metadata for d in documents]

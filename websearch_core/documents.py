@@ -12,13 +12,15 @@ from typing import Any
 
 from websearch_core.errors import FetchError, WebSearchError
 from websearch_core.fetch.many import urls_of
-from websearch_core.models import Page, SearchResult
+from websearch_core.models import MAX_READ, Page, SearchResponse, SearchResult
 
 __all__ = [
     "METADATA_KEYS",
     "document_id",
     "ok_or_error",
     "page_metadata",
+    "passage_records",
+    "read_for_passages",
     "result_metadata",
     "url_list",
 ]
@@ -70,6 +72,36 @@ def result_metadata(result: SearchResult, provider: str) -> dict[str, Any]:
         "published": result.published,
         "provider": provider,
     }
+
+
+def read_for_passages(k: int, read_tokens: int | None) -> dict[str, Any]:
+    """The search arguments of a retriever or reader that returns passages: ``k`` results,
+    the first ``MAX_READ`` of them read (a page beyond them stays its snippet)."""
+    return {"count": k, "read": min(k, MAX_READ), "read_tokens": read_tokens}
+
+
+def passage_records(
+    response: SearchResponse,
+) -> list[tuple[str, str, dict[str, Any], str | None]]:
+    """A search that read, as documents: ``(id, text, metadata, read_error)`` for each
+    passage, in rank order and then page order, with the result's keys (``result_metadata``)
+    and ``section``, ``offset`` (into the page's content: ``fetch(url, offset=)`` reads on)
+    and ``score``. A result with no passage is its snippet, with ``fetch_error`` in its
+    metadata (and as ``read_error``) when its page could not be read."""
+    records: list[tuple[str, str, dict[str, Any], str | None]] = []
+    for result in response.results:
+        metadata = result_metadata(result, response.provider)
+        if not result.passages:
+            text = result.snippet or result.title
+            if result.read_error:
+                metadata["fetch_error"] = result.read_error
+            records.append((document_id(result.url, text), text, metadata, result.read_error))
+            continue
+        for passage in result.passages:
+            place = {"section": passage.section, "offset": passage.offset, "score": passage.score}
+            key = document_id(result.url, f"{passage.offset}\n{passage.text}")
+            records.append((key, passage.text, {**metadata, **place}, None))
+    return records
 
 
 def ok_or_error(outcome: Page | WebSearchError) -> Page | WebSearchError:
