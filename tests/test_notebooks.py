@@ -101,6 +101,16 @@ NOTEBOOK_CHECKS = {
         "tool output: not approved by the user: Fetch this URL: http://127.0.0.1:",
         "I was not allowed to fetch the page.",
     ],
+    "search_that_reads.ipynb": [
+        "search + 1 fetch(es): 2 tool calls, ",
+        "tokens, answer found: False",
+        "search + 2 fetch(es): 3 tool calls, ",
+        "search that reads: 1 tool call, ",
+        "--- begin fetched content: passages of http://127.0.0.1:",
+        "GODEBUG=leakdetect=0 to turn it off for one run.",
+        "[n] is the result a passage is from.",
+        "from the memo: True",
+    ],
 }
 
 

@@ -349,3 +349,11 @@ def test_the_reader_and_the_retriever_give_passage_documents(server: ScriptedSer
     found = retriever.invoke("who finished the first dam")
     assert [d.page_content for d in found] == [d.text for d in documents]
     assert [d.metadata for d in found] == [d.metadata for d in documents]
+
+
+def test_a_passage_two_pages_share_is_shown_once(server: ScriptedServer) -> None:
+    ws = _web(server, {"a": Reply(200, _article(), HTML), "mirror": Reply(200, _article(), HTML)})
+    response = ws.search("dam water million people", read=2, read_tokens=4000)
+    texts = [" ".join(p.text.split()) for r in response.results for p in r.passages]
+    assert any("3 million people" in text for text in texts)
+    assert len(texts) == len(set(texts))  # the mirror's copy of a shown passage is left out

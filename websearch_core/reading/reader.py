@@ -232,11 +232,13 @@ def _within_budget(
     closing = estimate_tokens(PASSAGES_NOTE) + 1
     urls = {result.rank: result.url for result in base.results}
     picked: dict[int, list[_Candidate]] = {}
+    shown: set[str] = set()  # a passage already shown is not shown again (mirrors, syndication)
     for candidate in candidates:
         held = picked.setdefault(candidate.rank, [])
-        if len(held) >= PER_RESULT:
-            continue
         chunk = candidate.chunk
+        said = " ".join(chunk.text.casefold().split())
+        if len(held) >= PER_RESULT or said in shown:
+            continue
         cost = estimate_tokens(f"[{candidate.rank}] {chunk.section} (offset={chunk.start})")
         cost += estimate_tokens(chunk.text) + 1
         if not held:
@@ -245,6 +247,7 @@ def _within_budget(
             cost += closing
         if used + cost <= budget:
             held.append(candidate)
+            shown.add(said)
             used += cost
     response = _with(base, picked)
     # The estimate of the whole text decides: drop the weakest passage until it fits.
