@@ -1,8 +1,8 @@
 """``websearch serve`` used by Firecrawl's own JavaScript SDK (``@mendable/firecrawl-js``,
 pinned in tests/js/package.json and installed by scripts/test.sh with ``npm ci``), unchanged,
-on loopback: what its users see for a scrape, its warnings, and for the operations the
-service does not serve (crawl, map, extract), which must print the service's message, never
-``[object Object]``."""
+on loopback: what its users see for a scrape, its warnings, a search that scrapes its results,
+and for the operations the service does not serve (crawl, map, extract), which must print the
+service's message, never ``[object Object]``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from tests.support.fake_engines import FakeEngines, fake_engines
-from tests.support.service import Service, run_service
+from tests.support.http_server import Reply, ScriptedServer, scripted_server
+from tests.support.service import Service, free_port, run_service
 
 KEY = "js-client-key-6a5b4c3d2e1f"
 CLIENTS = Path(__file__).parent / "js"
@@ -31,13 +32,17 @@ def _js_clients_missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def service() -> Iterator[tuple[Service, FakeEngines]]:
+def _need_js_clients() -> None:
     missing = _js_clients_missing()
     if missing:
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the JavaScript clients: {missing}")
         pytest.skip(missing)
+
+
+@pytest.fixture(scope="module")
+def service() -> Iterator[tuple[Service, FakeEngines]]:
+    _need_js_clients()
     with fake_engines() as engines:
         environment = {
             **engines.environment(),
@@ -46,6 +51,39 @@ def service() -> Iterator[tuple[Service, FakeEngines]]:
         }
         with run_service(environment) as running:
             yield running, engines
+
+
+@pytest.fixture(scope="module")
+def search_service() -> Iterator[tuple[Service, ScrapedWeb]]:
+    """The service searching a SearXNG-shaped engine on loopback whose results are pages on
+    the same server: two articles, a 404, and a port nobody listens on."""
+    _need_js_clients()
+    with scripted_server() as server:
+        results = [
+            {"title": "Alpha", "url": f"{server.url}/pages/alpha", "content": "about alpha"},
+            {"title": "Gone", "url": f"{server.url}/gone", "content": "a dead link"},
+            {"title": "Beta", "url": f"{server.url}/pages/beta", "content": "about beta"},
+            {"title": "Closed", "url": f"http://127.0.0.1:{free_port()}/", "content": "none"},
+        ]
+        server.script("/search", Reply(200, {"results": results}))
+        html = {"Content-Type": "text/html; charset=utf-8"}
+        for name in ("alpha", "beta"):
+            server.script(f"/pages/{name}", Reply(200, FakeEngines.page(f"/pages/{name}"), html))
+        server.script("/gone", Reply(404, "<html><p>no such page</p></html>", html))
+        environment = {
+            "WEBSEARCH_PROVIDER": "searxng",
+            "SEARXNG_URL": server.url,
+            "WEBSEARCH_API_KEY": KEY,
+            "WEBSEARCH_FETCH_ALLOW_PRIVATE": "1",
+        }
+        with run_service(environment) as running:
+            yield running, ScrapedWeb(server, results)
+
+
+class ScrapedWeb:
+    def __init__(self, server: ScriptedServer, results: list[dict[str, str]]) -> None:
+        self.server = server
+        self.results = results
 
 
 def firecrawl_js(service: Service, page: str, *calls: str) -> dict[str, dict[str, Any]]:
@@ -89,3 +127,33 @@ def test_unserved_operations_print_the_service_message(
         assert not got[call]["ok"], got[call]
         assert "[object Object]" not in got[call]["message"], got[call]
         assert "404" in got[call]["message"], got[call]
+
+
+def test_the_js_sdk_searches_and_reads_each_result(
+    search_service: tuple[Service, ScrapedWeb],
+) -> None:
+    running, web = search_service
+    got = firecrawl_js(running, "page called prose", "v2.search", "v2.searchPlain", "v1.search")
+    v2, plain, v1 = got["v2.search"], got["v2.searchPlain"], got["v1.search"]
+    assert v2["ok"], v2
+    alpha, gone, beta, closed = v2["value"]["web"]
+    assert [r["position"] for r in v2["value"]["web"]] == [1, 2, 3, 4]
+    assert "This page is called alpha" in alpha["markdown"]
+    assert "This page is called beta" in beta["markdown"]
+    assert alpha["metadata"]["statusCode"] == 200
+    assert (gone["metadata"]["statusCode"], gone["metadata"]["error"]) == (404, "Not Found")
+    assert "markdown" not in closed  # kept, with why its page could not be read
+    assert (closed["url"], closed["title"]) == (web.results[3]["url"], "Closed")
+    assert closed["metadata"]["statusCode"] == 0
+    assert "could not connect" in closed["metadata"]["error"]
+    assert plain["ok"], plain
+    assert plain["value"] == {"web": [
+        {"url": r["url"], "title": r["title"], "description": r["content"], "position": rank}
+        for rank, r in enumerate(web.results[:2], 1)
+    ]}  # fmt: skip
+    assert v1["ok"], v1
+    assert v1["value"]["success"] is True
+    documents = v1["value"]["data"]
+    assert [d["url"] for d in documents] == [r["url"] for r in web.results]
+    assert "This page is called alpha" in documents[0]["markdown"]
+    assert documents[3]["metadata"]["statusCode"] == 0

@@ -165,7 +165,10 @@ def test_openapi_document_describes_what_the_endpoint_takes_and_returns(
 ) -> None:
     document = client.get("/v1/websearch/openapi.json").json()
     schemas = document["components"]["schemas"]
-    assert set(schemas["TypedSearch"]["properties"]) == {*SearchRequest.model_fields, "provider"}
+    assert set(schemas["TypedSearch"]["properties"]) == {
+        *SearchRequest.model_fields,
+        *("provider", "read", "read_tokens"),
+    }
     answer = client.post("/v1/websearch", json={"query": "schema"}, headers=SEARCH).json()
     validator = jsonschema.Draft202012Validator(
         {"$ref": "#/components/schemas/SearchResponse", "components": document["components"]}
@@ -562,6 +565,28 @@ def test_scrape_timeout_is_a_firecrawl_timeout(client: TestClient, server: Scrip
     assert reply.json()["success"] is False
 
 
+def test_firecrawl_search_runs_the_blend_and_names_an_engine_that_failed(
+    client: TestClient, engines: FakeEngines
+) -> None:
+    engines.down.add("mojeek")
+    reply = client.post("/v2/search", json={"query": "blended", "limit": 2}, headers=BEARER)
+    assert reply.status_code == 200
+    assert [r["url"] for r in reply.json()["data"]["web"]] == [
+        result_url("brave", "blended", 1),
+        result_url("brave", "blended", 2),
+    ]
+    assert reply.json()["warning"] == "engines that failed: mojeek (HTTP 500)"
+    engines.down.add("brave")
+    down = client.post("/v1/search", json={"query": "all down"}, headers=BEARER)
+    typed = client.post("/v1/websearch", json={"query": "all down"}, headers=SEARCH)
+    assert down.status_code == 502
+    assert down.json() == {
+        "success": False,
+        "code": "SEARCH_FAILED",
+        "error": typed.json()["error"]["message"],
+    }
+
+
 # -- gates ----------------------------------------------------------------------------------
 
 ROUTES = [
@@ -571,7 +596,11 @@ ROUTES = [
     ("POST", "/v1/scrape", {"json": {"url": "https://a.example/"}}),
     ("POST", "/v2/scrape", {"json": {"url": "https://a.example/"}}),
     ("POST", "/v1/websearch/scrape", {"json": {"url": "https://a.example/"}}),
+    ("POST", "/v1/search", {"json": {"query": "gated"}}),
+    ("POST", "/v2/search", {"json": {"query": "gated"}}),
 ]
+#: Firecrawl's doors: their clients read ``{"success": false, "error": …}``.
+FIRECRAWL = ("/v1/scrape", "/v2/scrape", "/v1/websearch/scrape", "/v1/search", "/v2/search")
 
 
 @pytest.mark.parametrize(("method", "path", "extra"), ROUTES)
@@ -600,7 +629,7 @@ def test_missing_or_wrong_key_is_401(
     reply = client.request(method, path, headers=headers, **extra)
     assert reply.status_code == 401
     assert KEY not in reply.text
-    if "scrape" in path:
+    if path in FIRECRAWL:
         assert reply.json()["success"] is False
 
 
@@ -819,6 +848,7 @@ def test_service_limits_are_checked() -> None:
         ("PUT", "/v1/websearch", 405),
         ("GET", "/v1/websearch", 405),
         ("DELETE", "/v2/scrape", 405),
+        ("GET", "/v2/search", 405),
     ],
 )
 def test_unknown_routes_and_methods_answer_in_json(
@@ -827,7 +857,7 @@ def test_unknown_routes_and_methods_answer_in_json(
     reply = client.request(method, path, headers=BEARER)
     assert reply.status_code == status
     body = reply.json()
-    if "scrape" in path:
+    if path in FIRECRAWL:
         assert body["success"] is False
     else:
         assert body["error"]["type"] == "ServiceRefusal"

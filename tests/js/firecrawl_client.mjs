@@ -1,6 +1,7 @@
 // Runs Firecrawl's own JavaScript SDK, unchanged, against a service: each call named on the
 // command line, its outcome printed as one JSON line (what the SDK returned, or the message
-// of what it threw). Used by tests/test_js_clients.py; nothing here leaves loopback.
+// of what it threw). Used by tests/test_js_clients.py; nothing here leaves loopback. `page` is
+// the page a scrape reads, or the query a search sends.
 import Firecrawl, { FirecrawlAppV1 } from "@mendable/firecrawl-js";
 
 const [apiUrl, apiKey, page, ...calls] = process.argv.slice(2);
@@ -15,6 +16,9 @@ const run = {
   "v2.startCrawl": () => v2.startCrawl(page, { limit: 2 }),
   "v1.asyncCrawlUrl": () => v1.asyncCrawlUrl(page, { limit: 2 }),
   "v2.extract": () => v2.extract({ urls: [page], prompt: "the title" }),
+  "v2.search": () => v2.search(page, { limit: 4, scrapeOptions: { formats: ["markdown"] } }),
+  "v2.searchPlain": () => v2.search(page, { limit: 2 }),
+  "v1.search": () => v1.search(page, { limit: 4, scrapeOptions: { formats: ["markdown"] } }),
 };
 
 for (const name of calls) {

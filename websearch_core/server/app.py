@@ -2,11 +2,12 @@
 
 Routes (every one but ``/healthz`` and the OpenAPI document behind the gate, ``gates.py``):
 
-- ``POST /v1/websearch``: the typed search — ``SearchRequest`` fields (plus ``provider``) in,
-  ``SearchResponse`` out (or, with ``Accept: text/plain``, exactly what a model reads); errors
-  as ``{"error": {"type", "message", "retryable"}}`` with a fitting status.
+- ``POST /v1/websearch``: the typed search — ``SearchRequest`` fields (plus ``provider``,
+  ``read``, ``read_tokens``) in, ``SearchResponse`` out (or, with ``Accept: text/plain``,
+  exactly what a model reads); errors as ``{"error": {"type", "message", "retryable"}}``.
 - ``GET|POST /v1/websearch/search``: SearXNG's JSON API (``searxng.py``).
-- ``POST /v1/scrape``, ``/v2/scrape``, ``/v1/websearch/scrape``: Firecrawl's (``firecrawl.py``).
+- ``POST /v1/scrape``, ``/v2/scrape``, ``/v1/websearch/scrape``, and the search that may scrape
+  its results, ``POST /v1/search``, ``/v2/search``: Firecrawl's (``firecrawl.py``).
 - ``GET /healthz``; ``GET /v1/websearch/openapi.json``.
 
 What lives across requests (the session, its blend cache and meter, its conversion worker
@@ -62,6 +63,7 @@ from websearch_core.errors import (
     URLRefusedError,
     WebSearchError,
 )
+from websearch_core.fetch.scrape import ScrapedPage
 from websearch_core.models import SearchResponse, argument_message
 from websearch_core.server import firecrawl, searxng
 from websearch_core.server.gates import KEY_VARIABLE, Gate, Principal, Refusal
@@ -73,6 +75,7 @@ __all__ = ["ServiceLimits", "create_app", "default_session"]
 logger = logging.getLogger("websearch_core.server")
 
 SCRAPE_PATHS = ("/v1/scrape", "/v2/scrape", "/v1/websearch/scrape")
+SEARCH_PATHS = ("/v1/search", "/v2/search")
 
 
 def firecrawl_path(path: str) -> bool:
@@ -374,6 +377,55 @@ async def scrape(request: Request) -> Response:
     return JSONResponse(firecrawl.success(page, call.url, call.warning))
 
 
+async def scrape_each(
+    session: WebSearch, urls: list[str], arguments: dict[str, Any], deadline: float
+) -> list[ScrapedPage | WebSearchError]:
+    """Each URL scraped at once, fetched by ``deadline`` (``time.monotonic``) and converted a
+    second later at most; a failure in its place, a page not read by then a timeout."""
+    budget_s = round(max(0.0, deadline - time.monotonic()), 2)
+    outcomes: list[ScrapedPage | WebSearchError] = [FetchTimeoutError(budget_s) for _ in urls]
+    per_page = {**arguments, "deadline_s": min(budget_s, arguments["deadline_s"] or budget_s)}
+
+    async def one(index: int, url: str) -> None:
+        try:
+            outcomes[index] = await session.ascrape(url, **per_page)
+        except WebSearchError as exc:
+            outcomes[index] = exc
+
+    if urls and per_page["deadline_s"] > 0:
+        with anyio.move_on_after(budget_s + 1.0):
+            async with anyio.create_task_group() as group:
+                for index, url in enumerate(urls):
+                    group.start_soon(one, index, url)
+    return outcomes
+
+
+async def firecrawl_search(request: Request) -> Response:
+    if refusal := await _gate(request).check(request, bearer_only=True):
+        return refusal_response(request.url.path, refusal)
+    started, session = time.monotonic(), _session(request)
+    try:
+        raw = await read_body(request, _limits(request))
+        with boundary("search request"):
+            call = firecrawl.parse_search(raw)
+        # The pages are read as Firecrawl reads them (scrapeOptions), never for passages.
+        response = await session.asearch(**call.arguments, read=0)
+    except WebSearchError as exc:
+        _log(request, error=type(exc).__name__)
+        if isinstance(exc, ProviderUnavailableError):
+            _engines(request, exc.outcomes)
+        status, body = firecrawl.failure(exc)
+        return JSONResponse(body, status)
+    _searched(request, response)
+    pages = None
+    if call.scrape is not None:
+        deadline = started + (call.timeout_s or session.settings.fetch_timeout)
+        pages = await scrape_each(session, [r.url for r in response.results], call.scrape, deadline)
+        _log(request, pages_failed=sum(isinstance(page, WebSearchError) for page in pages))
+    v1 = request.url.path.startswith("/v1/")
+    return JSONResponse(firecrawl.search_success(v1, response, pages, call.warnings))
+
+
 # -- the rest -------------------------------------------------------------------------------
 
 
@@ -405,8 +457,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     detail = exc.detail
     if exc.status_code == 404 and firecrawl_path(path):
         detail = (
-            f"{path[:80]} is not served here: this service answers Firecrawl's scrape only "
-            f"({', '.join(SCRAPE_PATHS[:2])})"
+            f"{path[:80]} is not served here: this service answers Firecrawl's scrape and "
+            f"search only ({', '.join((*SCRAPE_PATHS[:2], *SEARCH_PATHS))})"
         )
     refused = refusal_response(path, Refusal(exc.status_code, detail))
     refused.headers.update(exc.headers or {})
@@ -536,6 +588,7 @@ def create_app(
         Route("/v1/websearch", typed_search, methods=["POST"]),
         Route("/v1/websearch/search", searxng_search, methods=["GET", "POST"]),
         *(Route(path, scrape, methods=["POST"]) for path in SCRAPE_PATHS),
+        *(Route(path, firecrawl_search, methods=["POST"]) for path in SEARCH_PATHS),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/v1/websearch/openapi.json", openapi, methods=["GET"]),
     ]

@@ -2,7 +2,8 @@
 
 - Search takes the key as ``X-API-Key`` or as ``Authorization: Bearer`` (SearXNG clients can
   only set headers), either one that matches: a gateway may add its own Bearer beside the
-  client's ``X-API-Key``. Scrape takes it as a Bearer only (what Firecrawl clients send).
+  client's ``X-API-Key``. Firecrawl's scrape and search take it as a Bearer only (what
+  Firecrawl clients send).
 - No key configured (or only whitespace): 503, saying to set ``WEBSEARCH_API_KEY``. The
   service is never open because nobody configured it. A key read with surrounding whitespace
   (the newline a secrets file ends with) is stripped, and the start-up log says so.

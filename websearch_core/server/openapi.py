@@ -4,22 +4,58 @@ pydantic models, so the document cannot drift from what the endpoint accepts and
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import StrictStr
+from pydantic import Field, StrictStr, WithJsonSchema
 from pydantic.json_schema import models_json_schema
 
 from websearch_core import __version__
-from websearch_core.models import SearchRequest, SearchResponse
+from websearch_core.models import (
+    MAX_READ,
+    MAX_READ_TOKENS,
+    MIN_READ_TOKENS,
+    SearchRequest,
+    SearchResponse,
+)
 
 __all__ = ["TypedSearch", "openapi_document"]
 
 
+def _whole(low: int, high: int, description: str) -> WithJsonSchema:
+    return WithJsonSchema(
+        {"type": ["integer", "null"], "minimum": low, "maximum": high, "description": description}
+    )
+
+
 class TypedSearch(SearchRequest):
-    """``WebSearch.search``'s arguments as JSON: ``SearchRequest`` and, optionally, the
-    provider to pin for this search (``auto``, ``blend`` or a configured provider)."""
+    """``WebSearch.search``'s arguments as JSON: ``SearchRequest``, optionally the provider to
+    pin for this search (``auto``, ``blend`` or a configured provider), and a search that
+    reads (``read``, ``read_tokens``).
+
+    ``read`` and ``read_tokens`` are passed to the search as given and checked there, so a
+    bad one is refused in the words the Python API uses (the schema says what fits).
+    """
 
     provider: StrictStr | None = None
+    read: Annotated[
+        object,
+        _whole(
+            0,
+            MAX_READ,
+            "also read the top N results' pages for the passages that best answer the query "
+            "(results[].passages, or results[].read_error); 0: the menu alone; absent: the "
+            "service's default",
+        ),
+    ] = Field(default=None)
+    read_tokens: Annotated[
+        object,
+        _whole(
+            MIN_READ_TOKENS,
+            MAX_READ_TOKENS,
+            "the token budget of the rendered answer, menu and passages together; absent: "
+            "the service's default",
+        ),
+    ] = Field(default=None)
 
 
 _REF = "#/components/schemas/{model}"
