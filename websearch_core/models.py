@@ -321,8 +321,8 @@ class Passage(BaseModel):
     #: The headings the passage sits under, outermost first, joined by " \u203a " (an angle
     #: quotation mark).
     section: str = ""
-    #: Its BM25 score against the query (``reading/ranking.py``); 0: the page's lead, shown
-    #: because no passage of the page holds the query's words.
+    #: Its BM25 score against the query (``reading/ranking.py``), above 0: a page none of
+    #: whose passages holds a word of the query shows none (its snippet stays).
     score: float = 0.0
 
 

@@ -38,21 +38,20 @@ _B = 0.75
 
 def terms(text: str) -> list[str]:
     """The words of ``text`` as ranking reads them (see the module docstring)."""
+    words = _WORDS.findall(text.casefold())
+    if _UNSPACED.search(text) is None:  # the common case, one search for the whole text
+        return [w for w in words if w not in _STOPWORDS and w.strip("_")]
     found: list[str] = []
-    for word in _WORDS.findall(text.casefold()):
-        if word in _STOPWORDS or word == "_" * len(word):
-            continue
-        if _UNSPACED.search(word) is None:
-            found.append(word)
+    for word in words:
+        if word in _STOPWORDS or not word.strip("_"):
             continue
         position = 0
         for run in _UNSPACED.finditer(word):
             if run.start() > position:
                 found.append(word[position : run.start()])
             chars = run.group()
-            found.extend(
-                chars if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
-            )
+            pairs = [chars[i : i + 2] for i in range(len(chars) - 1)]
+            found.extend(pairs or [chars])
             position = run.end()
         if position < len(word):
             found.append(word[position:])
