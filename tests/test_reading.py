@@ -357,3 +357,42 @@ def test_a_passage_two_pages_share_is_shown_once(server: ScriptedServer) -> None
     texts = [" ".join(p.text.split()) for r in response.results for p in r.passages]
     assert any("3 million people" in text for text in texts)
     assert len(texts) == len(set(texts))  # the mirror's copy of a shown passage is left out
+
+
+# -- hostile input ------------------------------------------------------------------------------
+
+_MARKUP = st.text(alphabet=st.sampled_from(list("#|-:*+1. \t\n`~>a中!?")), max_size=300)
+
+
+@given(st.one_of(st.text(max_size=300), _MARKUP), st.text(max_size=80))
+@settings(max_examples=800, deadline=None)
+def test_any_text_splits_into_spans_of_itself_and_ranks(content: str, query: str) -> None:
+    chunks = split_passages(content)
+    for chunk in chunks:
+        assert chunk.text
+        assert chunk.text == chunk.text.strip()
+        assert content[chunk.start :].startswith(chunk.text)
+    scores = rank_passages(query, [c.text for c in chunks])
+    assert len(scores) == len(chunks)
+    assert all(score >= 0 for score in scores)
+    assert estimate_tokens(content) >= 0
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# " + "#" * 200_000 + "x",  # a heading's closing #s backtracked on this: 2.5 s at 20k
+        " " * 200_000 + "x-",  # and a table rule's spaces: 6.9 s at 20k
+        "|" + " -" * 100_000 + "x",
+        ". " * 100_000,
+        "a" * 1_000_000,
+        "- " * 100_000,
+        "`" * 3 + "\n" + "x\n" * 100_000,  # a code block never closed
+    ],
+)
+def test_a_hostile_page_costs_its_length(line: str) -> None:
+    started = time.process_time()
+    chunks = split_passages(line)
+    rank_passages("x a", [c.text for c in chunks])
+    estimate_tokens(line)
+    assert time.process_time() - started < 5  # linear: well under a second here
