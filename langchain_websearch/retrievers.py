@@ -102,7 +102,8 @@ class WebSearchRetriever(BaseRetriever):
         if self.passages:
             read = read_for_passages(self.k, self.read_tokens)
             return self._passages(self.session.search(query, **self.search_options, **read))
-        response = self.session.search(query, count=self.k, **self.search_options)
+        # Snippets or whole pages: never the passages of a session that reads by default.
+        response = self.session.search(query, count=self.k, read=0, **self.search_options)
         documents = self._snippets(response)
         top = documents[: self.fetch_top]
         fetched = self.session.fetch_many([d.metadata["url"] for d in top])
@@ -115,7 +116,7 @@ class WebSearchRetriever(BaseRetriever):
         if self.passages:
             read = read_for_passages(self.k, self.read_tokens)
             return self._passages(await self.session.asearch(query, **self.search_options, **read))
-        response = await self.session.asearch(query, count=self.k, **self.search_options)
+        response = await self.session.asearch(query, count=self.k, read=0, **self.search_options)
         documents = self._snippets(response)
         top = documents[: self.fetch_top]
         urls = [d.metadata["url"] for d in top]

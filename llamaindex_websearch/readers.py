@@ -327,7 +327,8 @@ class WebSearchReader(_FailureReporting):
             arguments = read_for_passages(k, self.read_tokens)
             yield from self._passages(self.session.search(**{**self._start(query, k), **arguments}))
             return
-        response = self.session.search(**self._start(query, k))
+        # Whole pages: never the passages of a session that reads by default.
+        response = self.session.search(**self._start(query, k), read=0)
         outcomes = self.session.fetch_many(_urls(response), concurrency=self.concurrency)
         with self._progress(len(response.results), "Fetching results") as bar:
             for result, (_, outcome) in zip(response.results, outcomes, strict=True):
@@ -358,7 +359,7 @@ class WebSearchReader(_FailureReporting):
             for document in self._passages(read):
                 yield document
             return
-        response = await self.session.asearch(**self._start(query, k))
+        response = await self.session.asearch(**self._start(query, k), read=0)
         outcomes = self.session.afetch_many(_urls(response), concurrency=self.concurrency)
         results = iter(response.results)
         with self._progress(len(response.results), "Fetching results") as bar:

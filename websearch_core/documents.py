@@ -12,7 +12,7 @@ from typing import Any
 
 from websearch_core.errors import FetchError, WebSearchError
 from websearch_core.fetch.many import urls_of
-from websearch_core.models import MAX_READ, Page, SearchResponse, SearchResult
+from websearch_core.models import MAX_READ, Page, SearchResponse, SearchResult, http_failure
 
 __all__ = [
     "METADATA_KEYS",
@@ -108,7 +108,7 @@ def ok_or_error(outcome: Page | WebSearchError) -> Page | WebSearchError:
     """A fetch outcome as a pipeline sees it: a non-2xx page is a failure, not a document
     made of the error page's text."""
     if isinstance(outcome, Page) and not outcome.ok:
-        return FetchError(f"HTTP {outcome.status} {outcome.reason}".strip())
+        return FetchError(http_failure(outcome))
     return outcome
 
 

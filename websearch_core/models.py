@@ -47,6 +47,7 @@ __all__ = [
     "SearchResult",
     "Usage",
     "argument_message",
+    "http_failure",
     "said_number",
     "validation_message",
 ]
@@ -307,6 +308,11 @@ class FetchRequest(BaseModel):
     url: StrictStr
     max_bytes: StrictInt | None = Field(default=None, ge=1)
     offset: StrictInt = Field(default=0, ge=0)
+
+
+def http_failure(page: Page) -> str:
+    """An error status in the words every projection says it: ``HTTP 404 Not Found``."""
+    return f"HTTP {page.status} {page.reason}".strip()
 
 
 class Passage(BaseModel):

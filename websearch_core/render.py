@@ -105,11 +105,17 @@ def _passages(result: SearchResult) -> str:
     parts = []
     for passage in result.passages:
         where = f" {one_line(passage.section)}" if passage.section else ""
-        parts.append(f"[{result.rank}]{where} (offset={passage.offset})\n{passage.text}")
-    body = _quote_fence_lookalikes(clean_text("\n\n".join(parts)))
+        # A page's own line shaped like a label is quoted, as a marker is: a page cannot
+        # pass its words off as another result's passage.
+        text = _LABEL_LIKE.sub(_QUOTED, clean_text(passage.text))
+        parts.append(f"[{result.rank}]{where} (offset={passage.offset})\n{text}")
+    body = _quote_fence_lookalikes("\n\n".join(parts))
     begin = f"--- begin fetched content: passages of {one_line(result.url)} ---"
     return "\n".join([begin, body, FENCE_END])
 
+
+#: A line that starts like a passage's label ("[2] …"), spaces and look-alike digits included.
+_LABEL_LIKE = re.compile(r"^(?=\s*\[\s*\d)", re.MULTILINE)
 
 #: Punctuation that closes a sentence or clause: a marker follows it, not precedes it.
 _LOOKAROUND = 8

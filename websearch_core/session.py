@@ -134,7 +134,7 @@ class WebSearch:
         self._converters = ConversionWorkers(default_workers() if workers is None else workers)
         pages: Memo[Page] = Memo(PAGE_MEMO_SIZE if s.memo_size else 0)
         self._pages = FetchService(self._fetcher, self._converters, pages, s.output_chars)
-        self._reader = SearchReader(self._pages)
+        self._reader = SearchReader(self._pages, s.timeout)
         self._host_slots = HostSlots(s.per_host_concurrency)
         self._bulk = BulkReader(
             self._pages,

@@ -13,6 +13,7 @@ that could not be read keeps its snippet and says why, in place; the others are 
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,9 +29,11 @@ from websearch_core.models import (
     Page,
     Passage,
     SearchResponse,
+    http_failure,
+    said_number,
 )
 from websearch_core.reading.passages import Chunk, split_passages
-from websearch_core.reading.ranking import rank_passages
+from websearch_core.reading.ranking import query_terms, rank_passages
 from websearch_core.reading.tokens import estimate_tokens
 from websearch_core.render import PASSAGES_NOTE, render_search
 
@@ -39,6 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_READ_TOKENS", "MAX_READ", "ReadRequest", "SearchReader", "read_request"]
 
+logger = logging.getLogger("websearch_core")
+
+#: A passage whose estimate from its parts overshoots the budget by at most this many tokens
+#: is tried on the whole text, at most ``_NEAR_MISSES`` times a search (each try renders it).
+_NEAR = 48
+_NEAR_MISSES = 6
 #: Passages shown at most for one page, so one long page cannot take the whole budget.
 PER_RESULT = 3
 
@@ -51,83 +60,132 @@ class ReadRequest:
     tokens: int
 
 
-def _whole(name: str, value: object, low: int, high: int) -> int:
+def _bounded(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidRequestError(f"{name} must be a whole number from {low} to {high}")
     if not low <= value <= high:
-        raise InvalidRequestError(f"{name} must be from {low:,} to {high:,}, not {value:,}")
+        said = said_number(value)
+        raise InvalidRequestError(f"{name} must be from {low:,} to {high:,}, not {said}")
     return value
 
 
 def read_request(read: object, tokens: object) -> ReadRequest | None:
     """The checked request, or ``None`` for a plain search (``read=0``)."""
-    count = _whole("read", read, 0, MAX_READ)
-    budget = _whole("read_tokens", tokens, MIN_READ_TOKENS, MAX_READ_TOKENS)
+    count = _bounded("read", read, 0, MAX_READ)
+    budget = _bounded("read_tokens", tokens, MIN_READ_TOKENS, MAX_READ_TOKENS)
     return ReadRequest(count, budget) if count else None
 
 
 #: A page's outcome: the page, or the words that say why it was not read.
 Outcome = Page | str
+#: What of each page is split and ranked: its first this many characters (a page's answer is
+#: rarely past them), so that the ranking of five 2 MB pages costs milliseconds, not seconds.
+RANKED_CHARS = 200_000
 
 
 def _failure(exc: BaseException) -> str:
     if isinstance(exc, WebSearchError):
         return str(exc)
+    logger.warning("reading a page failed unexpectedly (%s)", type(exc).__name__)
     return f"the page could not be read (internal error: {type(exc).__name__})"
 
 
-def _timed_out(deadline_s: float) -> str:
-    return f"not read within the search's {deadline_s:g} s deadline"
+@dataclass(frozen=True)
+class _Plan:
+    """What a read fetches: each distinct URL of the top results once, and until when."""
+
+    urls: list[str]
+    budget_s: float
+    timeout_s: float
+
+    def timed_out(self) -> str:
+        return f"not read within the search's {self.timeout_s:g} s deadline"
 
 
 class SearchReader:
-    """``read``/``aread``: a search's response, with the passages of its top results."""
+    """``read``/``aread``: a search's response, with the passages of its top results.
 
-    def __init__(self, pages: FetchService) -> None:
+    The twins share everything but the waiting: ``_plan`` before the fetches, ``chosen``
+    after (run on a thread by ``aread``: ranking is CPU work, never the event loop's).
+    """
+
+    def __init__(self, pages: FetchService, timeout_s: float) -> None:
         self._pages = pages
+        self._timeout_s = timeout_s  # the search's one deadline, counted from the call
+
+    def _plan(
+        self, response: SearchResponse, asked: ReadRequest, deadline: float
+    ) -> _Plan | SearchResponse:
+        """The fetches to make, or the response as it is when nothing read could be shown."""
+        refusal = _nothing_to_show(response, asked)
+        if refusal is not None:
+            return refusal
+        urls = list(dict.fromkeys(result.url for result in response.results[: asked.read]))
+        return _Plan(urls, max(0.0, deadline - time.monotonic()), self._timeout_s)
 
     def read(self, response: SearchResponse, asked: ReadRequest, deadline: float) -> SearchResponse:
         started = time.monotonic()
-        budget_s = max(0.0, deadline - started)
-        urls = [result.url for result in response.results[: asked.read]]
-        outcomes: list[Outcome] = [_timed_out(budget_s)] * len(urls)
-        if urls and budget_s > 0:
-            pool = concurrent.futures.ThreadPoolExecutor(len(urls), "websearch-read")
+        plan = self._plan(response, asked, deadline)
+        if isinstance(plan, SearchResponse):
+            return plan
+        outcomes: dict[str, Outcome] = {}
+        if plan.budget_s > 0:
+            pool = concurrent.futures.ThreadPoolExecutor(len(plan.urls), "websearch-read")
             try:
-                futures = [
-                    pool.submit(self._pages.fetch, url, None, 0, deadline_s=budget_s)
-                    for url in urls
-                ]
-                concurrent.futures.wait(futures, timeout=budget_s)
-                for index, future in enumerate(futures):
+                futures = {
+                    url: pool.submit(self._pages.fetch, url, None, 0, deadline_s=plan.budget_s)
+                    for url in plan.urls
+                }
+                concurrent.futures.wait(futures.values(), timeout=plan.budget_s)
+                for url, future in futures.items():
                     if future.done():
                         error = future.exception()
-                        outcomes[index] = _failure(error) if error else future.result()
+                        outcomes[url] = _failure(error) if error else future.result()
             finally:
                 # A fetch still running ends by its own deadline (the same one); nobody waits.
                 pool.shutdown(wait=False, cancel_futures=True)
-        return chosen(response, asked, outcomes, time.monotonic() - started)
+        return chosen(response, asked, plan, outcomes, time.monotonic() - started)
 
     async def aread(
         self, response: SearchResponse, asked: ReadRequest, deadline: float
     ) -> SearchResponse:
         started = time.monotonic()
-        budget_s = max(0.0, deadline - started)
-        urls = [result.url for result in response.results[: asked.read]]
-        outcomes: list[Outcome] = [_timed_out(budget_s)] * len(urls)
+        plan = self._plan(response, asked, deadline)
+        if isinstance(plan, SearchResponse):
+            return plan
+        outcomes: dict[str, Outcome] = {}
 
-        async def one(index: int, url: str) -> None:
+        async def one(url: str) -> None:
             try:
-                outcomes[index] = await self._pages.afetch(url, None, 0, deadline_s=budget_s)
+                outcomes[url] = await self._pages.afetch(url, None, 0, deadline_s=plan.budget_s)
             except Exception as exc:  # one page's failure is said in place, never the batch's
-                outcomes[index] = _failure(exc)
+                outcomes[url] = _failure(exc)
 
-        if urls and budget_s > 0:
-            with anyio.move_on_after(budget_s):
+        if plan.budget_s > 0:
+            with anyio.move_on_after(plan.budget_s):
                 async with anyio.create_task_group() as group:
-                    for index, url in enumerate(urls):
-                        group.start_soon(one, index, url)
-        return chosen(response, asked, outcomes, time.monotonic() - started)
+                    for url in plan.urls:
+                        group.start_soon(one, url)
+        read_s = time.monotonic() - started
+        return await anyio.to_thread.run_sync(chosen, response, asked, plan, outcomes, read_s)
+
+
+def _nothing_to_show(response: SearchResponse, asked: ReadRequest) -> SearchResponse | None:
+    """The response with a note, when no passage could be shown whatever the pages hold: a
+    menu longer than the budget on its own, or a query with no word to rank by. Said before
+    anything is fetched, so nothing is fetched for nothing."""
+    if not query_terms(response.query):
+        note = "no passages: the query has no words to look for in the pages (only operators)"
+    elif estimate_tokens(render_search(response)) > asked.tokens:
+        note = (
+            f"no passages: the menu alone takes more than read_tokens={asked.tokens:,}; "
+            "ask for fewer results or a bigger budget"
+        )
+    else:
+        return None
+    read = min(asked.read, len(response.results))
+    update = {"notes": [*response.notes, note], "read": read, "read_tokens": asked.tokens}
+    return response.model_copy(update=update)
 
 
 @dataclass(frozen=True)
@@ -169,38 +227,34 @@ def _passage(candidate: _Candidate) -> Passage:
 
 
 def chosen(
-    response: SearchResponse, asked: ReadRequest, outcomes: list[Outcome], read_s: float
+    response: SearchResponse,
+    asked: ReadRequest,
+    plan: _Plan,
+    outcomes: dict[str, Outcome],
+    read_s: float,
 ) -> SearchResponse:
     """``response`` with the passages that fit ``asked.tokens``, and each failure in place."""
     results = list(response.results)
     pages: dict[int, tuple[str, list[Chunk]]] = {}
-    for index, outcome in enumerate(outcomes):
-        result = results[index]
+    for index, result in enumerate(results[: asked.read]):
+        outcome = outcomes.get(result.url, plan.timed_out())
         if isinstance(outcome, str):
             results[index] = result.model_copy(update={"read_error": outcome})
         elif not outcome.ok:
-            error = f"HTTP {outcome.status} {outcome.reason}".strip()
-            results[index] = result.model_copy(update={"read_error": error})
-        elif not (chunks := split_passages(outcome.content)):
+            results[index] = result.model_copy(update={"read_error": http_failure(outcome)})
+        elif not (chunks := split_passages(outcome.content[:RANKED_CHARS])):
             results[index] = result.model_copy(update={"read_error": "the page has no text"})
         else:
             pages[result.rank] = (outcome.title or result.title, chunks)
     base = response.model_copy(
         update={
             "results": results,
-            "read": asked.read,
+            "read": min(asked.read, len(results)),
             "read_tokens": asked.tokens,
             "elapsed_ms": response.elapsed_ms + read_s * 1000,
         }
     )
-    picked = _within_budget(base, asked.tokens, _candidates(response.query, pages))
-    if picked is None:
-        note = (
-            f"no passages: the menu alone takes more than read_tokens={asked.tokens:,}; "
-            "ask for fewer results or a bigger budget"
-        )
-        return base.model_copy(update={"notes": [*base.notes, note]})
-    return picked
+    return _within_budget(base, asked.tokens, _candidates(response.query, pages))
 
 
 def _with(base: SearchResponse, picked: dict[int, list[_Candidate]]) -> SearchResponse:
@@ -221,14 +275,16 @@ def _with(base: SearchResponse, picked: dict[int, list[_Candidate]]) -> SearchRe
 
 def _within_budget(
     base: SearchResponse, budget: int, candidates: list[_Candidate]
-) -> SearchResponse | None:
-    """The response with as many passages as fit ``budget`` tokens of its rendered text."""
+) -> SearchResponse:
+    """The response with as many passages as fit ``budget`` tokens of its rendered text
+    (``_nothing_to_show`` has made sure the menu alone fits)."""
     used = estimate_tokens(render_search(base))
-    if used > budget:
-        return None
-    # What a passage adds to the text: its label, its words and a blank line; a page's
-    # first also its fence, and the first of all the closing lines (fence note, how to read
-    # on). Overestimated (the quoting of a marker-like line adds one mark), then checked.
+    # What a passage adds to the text, from its parts: its label, its words and a blank line;
+    # a page's first also its fence, and the first of all the closing lines (fence note, how
+    # to read on). The parts err both ways (a page's snippet goes when its passages come; a
+    # line quoted as a marker or a label gains a mark), so after each passage taken the count
+    # is the whole text's again, a near miss is tried on the whole text (a few at most), and
+    # the check after the loop has the last word.
     fence = estimate_tokens(
         "--- begin fetched content: passages of --- --- end fetched content ---"
     )
@@ -236,6 +292,7 @@ def _within_budget(
     urls = {result.rank: result.url for result in base.results}
     picked: dict[int, list[_Candidate]] = {}
     shown: set[str] = set()  # a passage already shown is not shown again (mirrors, syndication)
+    near_misses = _NEAR_MISSES
     for candidate in candidates:
         held = picked.setdefault(candidate.rank, [])
         chunk = candidate.chunk
@@ -248,10 +305,17 @@ def _within_budget(
             cost += fence + estimate_tokens(urls[candidate.rank])
         if not any(picked.values()):
             cost += closing
-        if used + cost <= budget:
-            held.append(candidate)
+        near = used + cost > budget
+        if used + cost > budget + _NEAR or (near and near_misses <= 0):
+            continue
+        near_misses -= near
+        held.append(candidate)
+        whole = estimate_tokens(_with(base, picked).render())
+        if whole <= budget:
             shown.add(said)
-            used += cost
+            used = whole
+        else:
+            held.remove(candidate)
     response = _with(base, picked)
     # The estimate of the whole text decides: drop the weakest passage until it fits.
     while estimate_tokens(response.render()) > budget and any(picked.values()):
