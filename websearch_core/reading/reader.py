@@ -47,7 +47,7 @@ logger = logging.getLogger("websearch_core")
 #: A passage whose estimate from its parts overshoots the budget by at most this many tokens
 #: is tried on the whole text, at most ``_NEAR_MISSES`` times a search (each try renders it).
 _NEAR = 48
-_NEAR_MISSES = 6
+_NEAR_MISSES = 2
 #: Passages shown at most for one page, so one long page cannot take the whole budget.
 PER_RESULT = 3
 
@@ -282,9 +282,9 @@ def _within_budget(
     # What a passage adds to the text, from its parts: its label, its words and a blank line;
     # a page's first also its fence, and the first of all the closing lines (fence note, how
     # to read on). The parts err both ways (a page's snippet goes when its passages come; a
-    # line quoted as a marker or a label gains a mark), so after each passage taken the count
-    # is the whole text's again, a near miss is tried on the whole text (a few at most), and
-    # the check after the loop has the last word.
+    # line quoted as a marker or a label gains a mark), so a near miss is tried on the whole
+    # text (a few at most, each a render), which recounts what is taken, and the check after
+    # the loop has the last word.
     fence = estimate_tokens(
         "--- begin fetched content: passages of --- --- end fetched content ---"
     )
@@ -305,10 +305,14 @@ def _within_budget(
             cost += fence + estimate_tokens(urls[candidate.rank])
         if not any(picked.values()):
             cost += closing
-        near = used + cost > budget
-        if used + cost > budget + _NEAR or (near and near_misses <= 0):
+        if used + cost <= budget:  # fits by its parts: taken (the check below has the last word)
+            held.append(candidate)
+            shown.add(said)
+            used += cost
             continue
-        near_misses -= near
+        if used + cost > budget + _NEAR or near_misses <= 0:
+            continue
+        near_misses -= 1  # a near miss: tried on the whole text, which also recounts it
         held.append(candidate)
         whole = estimate_tokens(_with(base, picked).render())
         if whole <= budget:
