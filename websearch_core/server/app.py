@@ -341,9 +341,7 @@ async def searxng_search(request: Request) -> Response:
         params = await _searxng_params(request)
         with boundary("search request"):
             call = searxng.search_arguments(params, _session(request).engines)
-        # SearXNG's API has no passages to carry: a session that reads by default must not
-        # fetch pages this answer would drop.
-        response = await _session(request).asearch(**call.arguments, read=0)
+        response = await _session(request).asearch(**call.arguments, read=0)  # no passages here
     except ProviderUnavailableError as exc:
         if not exc.outcomes:  # not a blend whose engines all failed
             _log(request, error=type(exc).__name__)
