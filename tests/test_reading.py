@@ -541,3 +541,17 @@ def test_every_page_read_gets_its_best_passage_before_any_page_gets_a_second(
     )
     tight = ws.search(query, read=2, read_tokens=estimate_tokens(one_each.render()))
     assert tight.results[1].passages  # not crowded out by the rich page's second best
+
+
+def test_a_search_with_no_results_reads_nothing_and_says_so_plainly(server: ScriptedServer) -> None:
+    server.script("/search", Reply(200, {"results": []}))
+    ws = WebSearch("searxng", searxng_url=server.url, fetch_allow_private=True)
+    response = ws.search("first dam", read=3)
+    assert response.results == []
+    assert response.read == 0
+
+    async def main() -> int:
+        async with WebSearch("searxng", searxng_url=server.url, fetch_allow_private=True) as aws:
+            return len((await aws.asearch("first dam", read=3)).results)
+
+    assert asyncio.run(main()) == 0

@@ -129,7 +129,7 @@ class SearchReader:
         if isinstance(plan, SearchResponse):
             return plan
         outcomes: dict[str, Outcome] = {}
-        if plan.budget_s > 0:
+        if plan.urls and plan.budget_s > 0:  # no results: nothing to fetch, no pool to start
             pool = concurrent.futures.ThreadPoolExecutor(len(plan.urls), "websearch-read")
             try:
                 futures = {
@@ -161,7 +161,7 @@ class SearchReader:
             except Exception as exc:  # one page's failure is said in place, never the batch's
                 outcomes[url] = _failure(exc)
 
-        if plan.budget_s > 0:
+        if plan.urls and plan.budget_s > 0:
             with anyio.move_on_after(plan.budget_s):
                 async with anyio.create_task_group() as group:
                     for url in plan.urls:
@@ -175,7 +175,7 @@ def _nothing_to_show(response: SearchResponse, asked: ReadRequest) -> SearchResp
     menu longer than the budget on its own, or a query with no word to rank by. Said before
     anything is fetched, so nothing is fetched for nothing."""
     if not query_terms(response.query):
-        note = "no passages: the query has no words to look for in the pages (only operators)"
+        note = "no passages: the query has no words to look for in the pages (only common words)"
     elif estimate_tokens(render_search(response)) > asked.tokens:
         note = (
             f"no passages: the menu alone takes more than read_tokens={asked.tokens:,}; "
