@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from tests.support.http_server import Reply, ScriptedServer
 from websearch_core import WebSearch
 from websearch_core.errors import InvalidRequestError
+from websearch_core.models import SearchResponse
 from websearch_core.reading.passages import MAX_PASSAGE_CHARS, split_passages
 from websearch_core.reading.ranking import query_terms, rank_passages, terms
 from websearch_core.reading.tokens import estimate_tokens
@@ -555,3 +556,30 @@ def test_a_search_with_no_results_reads_nothing_and_says_so_plainly(server: Scri
             return len((await aws.asearch("first dam", read=3)).results)
 
     assert asyncio.run(main()) == 0
+
+
+def test_hundreds_of_reads_cancelled_at_once_leave_nothing_behind(server: ScriptedServer) -> None:
+    pages = {"fast": Reply(200, _article(), HTML), "slow": Reply(200, _article(), HTML, delay_s=2)}
+    _web(server, pages)
+
+    async def main() -> int:
+        async with WebSearch(
+            "searxng", searxng_url=server.url, fetch_allow_private=True, memo_size=0
+        ) as ws:
+            tasks = [asyncio.create_task(ws.asearch("river dam", read=2)) for _ in range(200)]
+            await asyncio.sleep(0.3)  # searches answered, pages on their way
+            for task in tasks:
+                task.cancel()
+            outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+            assert all(isinstance(o, asyncio.CancelledError | SearchResponse) for o in outcomes)
+            limiter = anyio.to_thread.current_default_thread_limiter()
+            for _ in range(100):  # 5 s at most for the threads already converting to finish
+                if not limiter.borrowed_tokens:
+                    break
+                await asyncio.sleep(0.05)
+            assert limiter.borrowed_tokens == 0
+            with anyio.fail_after(10):
+                response = await ws.asearch("river dam", read=1)
+            return len(response.results[0].passages)
+
+    assert asyncio.run(main()) >= 1

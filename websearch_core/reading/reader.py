@@ -32,6 +32,7 @@ from websearch_core.models import (
     http_failure,
     said_number,
 )
+from websearch_core.reading.fanout import each_within
 from websearch_core.reading.passages import Chunk, split_passages
 from websearch_core.reading.ranking import query_terms, rank_passages
 from websearch_core.reading.tokens import estimate_tokens
@@ -153,19 +154,12 @@ class SearchReader:
         plan = self._plan(response, asked, deadline)
         if isinstance(plan, SearchResponse):
             return plan
-        outcomes: dict[str, Outcome] = {}
 
-        async def one(url: str) -> None:
-            try:
-                outcomes[url] = await self._pages.afetch(url, None, 0, deadline_s=plan.budget_s)
-            except Exception as exc:  # one page's failure is said in place, never the batch's
-                outcomes[url] = _failure(exc)
+        async def one(url: str) -> Page:
+            return await self._pages.afetch(url, None, 0, deadline_s=plan.budget_s)
 
-        if plan.urls and plan.budget_s > 0:
-            with anyio.move_on_after(plan.budget_s):
-                async with anyio.create_task_group() as group:
-                    for url in plan.urls:
-                        group.start_soon(one, url)
+        got = await each_within(plan.urls, one, plan.budget_s)
+        outcomes = {url: _failure(o) if isinstance(o, Exception) else o for url, o in got.items()}
         read_s = time.monotonic() - started
         return await anyio.to_thread.run_sync(chosen, response, asked, plan, outcomes, read_s)
 

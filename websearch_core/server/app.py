@@ -65,6 +65,7 @@ from websearch_core.errors import (
 )
 from websearch_core.fetch.scrape import ScrapedPage
 from websearch_core.models import SearchResponse, argument_message
+from websearch_core.reading.fanout import each_within
 from websearch_core.server import firecrawl, searxng
 from websearch_core.server.gates import KEY_VARIABLE, Gate, Principal, Refusal
 from websearch_core.server.openapi import TypedSearch, openapi_document
@@ -383,21 +384,19 @@ async def scrape_each(
     """Each URL scraped at once, fetched by ``deadline`` (``time.monotonic``) and converted a
     second later at most; a failure in its place, a page not read by then a timeout."""
     budget_s = round(max(0.0, deadline - time.monotonic()), 2)
-    outcomes: list[ScrapedPage | WebSearchError] = [FetchTimeoutError(budget_s) for _ in urls]
     per_page = {**arguments, "deadline_s": min(budget_s, arguments["deadline_s"] or budget_s)}
 
-    async def one(index: int, url: str) -> None:
-        try:
-            outcomes[index] = await session.ascrape(url, **per_page)
-        except WebSearchError as exc:
-            outcomes[index] = exc
+    async def one(url: str) -> ScrapedPage:
+        return await session.ascrape(url, **per_page)
 
-    if urls and per_page["deadline_s"] > 0:
-        with anyio.move_on_after(budget_s + 1.0):
-            async with anyio.create_task_group() as group:
-                for index, url in enumerate(urls):
-                    group.start_soon(one, index, url)
-    return outcomes
+    got = await each_within(urls, one, budget_s, grace_s=1.0)
+    return [_typed(got.get(url, FetchTimeoutError(budget_s))) for url in urls]
+
+
+def _typed(outcome: ScrapedPage | Exception) -> ScrapedPage | WebSearchError:
+    if isinstance(outcome, ScrapedPage | WebSearchError):
+        return outcome
+    return InternalError("scrape", outcome)  # ascrape raises only its own: a bug, said so
 
 
 async def firecrawl_search(request: Request) -> Response:
