@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.furniture import ALWAYS_FURNITURE, named_furniture
+from websearch_core.extract.furniture import ALWAYS_FURNITURE, furniture_of
 
 __all__ = [
     "carries_lead",
@@ -50,9 +50,9 @@ JUNK_TAGS = [
 ]
 
 #: Removed for what they are (tag, hidden, role), not for what they are called: ``_STRUCTURAL``
-#: as a selector, ``is_structural`` in Python from an element's tag and attribute dict, so
-#: that one selector pass finds every candidate (the parser evaluating this selector twice was
-#: a tenth of a page's conversion). tests/test_extract.py holds the two to the same answers.
+#: says it as a selector, ``is_structural`` decides it in Python from an element's tag and
+#: attribute dict, on the nodes one cheap selector pass finds (``_CANDIDATES``).
+#: tests/test_extract_fast_paths.py holds the two to the same answers.
 _CHROME_TAG_NAMES = frozenset(("nav", "aside", "footer", "header", "menu"))
 _HIDDEN_STYLES = ("display:none", "display: none", "visibility:hidden", "visibility: hidden")
 _STRUCTURAL_ROLES = frozenset(
@@ -75,6 +75,21 @@ _STRUCTURAL = ", ".join(
         '[aria-hidden="true"]',
         *(f'[style*="{style}" i]' for style in _HIDDEN_STYLES),
         *(f'[role="{role}"]' for role in sorted(_STRUCTURAL_ROLES)),
+    ]
+)
+#: The attributes ``is_structural`` reads besides the tag: a node with none of them, and not a
+#: chrome tag, is judged by its names alone.
+_STRUCTURAL_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "role", "style"))
+#: Every node ``remove_chrome`` weighs, found by tag or by an attribute's presence only: the
+#: values are read in Python (``is_structural``, ``furniture_of``). Comparing values in the
+#: selector (``_STRUCTURAL``'s ``[style*=... i]`` and roles) cost the parser as much again as
+#: all the Python that decides.
+_CANDIDATES = ", ".join(
+    [
+        *sorted(_CHROME_TAG_NAMES),
+        *(f"[{name}]" for name in sorted(_STRUCTURAL_ATTRIBUTES)),
+        "[class]",
+        "[id]",
     ]
 )
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -204,18 +219,20 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str
     prose = prose_by_node(body)
     doomed: list[tuple[LexborNode, str | None]] = []
     seen: set[int] = set()
-    for node in body.css(f"{_STRUCTURAL}, [class], [id]"):  # document order, maybe repeated
+    for node in body.css(_CANDIDATES):  # document order, maybe repeated
         key, tag = node.mem_id, node.tag
         if key in seen or tag in _NEVER_REMOVED:
             continue
         seen.add(key)
         word = None
-        attrs = node.attributes
-        if is_structural(tag, attrs):
+        attrs = node.attributes  # a new dict each time: read once
+        if tag in _CHROME_TAG_NAMES or (
+            not _STRUCTURAL_ATTRIBUTES.isdisjoint(attrs) and is_structural(tag, attrs)
+        ):
             if tag == "header" and carries_lead(node):
                 continue
         else:
-            word = named_furniture(attrs)
+            word = furniture_of(attrs.get("class"), attrs.get("id"))
             if word is None:
                 continue
         if _text_length(node) > limit:

@@ -18,11 +18,11 @@ from selectolax.lexbor import LexborNode
 __all__ = [
     "ALWAYS_FURNITURE",
     "CONTENT_WORDS",
+    "furniture_of",
     "furniture_word",
     "is_always_furniture",
     "may_name_furniture",
     "name_words",
-    "named_furniture",
     "names",
 ]
 
@@ -429,11 +429,11 @@ def may_name_furniture(node: LexborNode) -> bool:
     return any(_candidate(attrs.get(attribute) or "") for attribute in ("class", "id"))
 
 
-def named_furniture(attrs: dict[str, str | None]) -> str | None:
-    """The furniture word that an element's attributes (``node.attributes``) name, if any:
-    ``furniture_word`` of its names when ``may_name_furniture``, from one attribute dict
-    (selectolax builds a new one at each ``node.attributes``: a microsecond a node)."""
-    classes, ident = attrs.get("class") or "", attrs.get("id") or ""
+@lru_cache(maxsize=16384)  # a site repeats its names on every node: a hit costs no Python call
+def furniture_of(classes: str | None, ident: str | None) -> str | None:
+    """The furniture word that an element's ``class`` and ``id`` name, if any:
+    ``furniture_word`` of its names when ``may_name_furniture``."""
+    classes, ident = classes or "", ident or ""
     if not (_candidate(classes) or _candidate(ident)):
         return None
     return furniture_word(f"{classes}\0{ident}")
