@@ -186,3 +186,30 @@ def test_a_prefix_tree_finds_what_the_plain_alternatives_find(words: list[str], 
     assert (re.search(f"{tree.pattern}-", text) is None) == (
         re.search(f"(?:{plain.pattern})-", text) is None
     )
+
+
+def test_long_class_names_are_read_each_time_never_kept() -> None:
+    """The furniture checks remember short names (a site repeats them on every node), never
+    a hostile page's long ones: 16,384 kept values of a megabyte each would be 16 GB."""
+    from websearch_core.extract import extract, furniture
+
+    caches = (
+        furniture._cached_candidate,
+        furniture.remembered_furniture_of,
+        furniture._cached_furniture_word,
+        furniture._cached_name_words,
+    )
+    names = [f"n{i}-" + "comment-box " * 400 for i in range(12)]  # distinct, ~5 kB, furniture
+    prose = "<p>" + "A sentence of the article that holds the page together. " * 8 + "</p>"
+    page = (
+        "<html><body>"
+        + "".join(f'<div class="{name}" id="{name}"><p>menu</p></div>' for name in names)
+        + f"<article>{prose * 4}</article></body></html>"
+    )
+    extract(page)  # every short value the page holds ("", tag-less nodes) is kept now ...
+    misses = [cache.cache_info().misses for cache in caches]
+    different = page.replace('class="n', 'class="m').replace('id="n', 'id="m')
+    document = extract(different)  # ... so only the long names could be new: none is kept
+    assert [cache.cache_info().misses for cache in caches] == misses
+    assert "menu" not in document.text  # and they were still read as the furniture they name
+    assert "holds the page together" in document.text

@@ -12,7 +12,12 @@ from collections.abc import Iterable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from websearch_core.extract.furniture import ALWAYS_FURNITURE, furniture_of
+from websearch_core.extract.furniture import (
+    ALWAYS_FURNITURE,
+    CACHED_NAMES,
+    furniture_of,
+    remembered_furniture_of,
+)
 
 __all__ = [
     "carries_lead",
@@ -232,7 +237,11 @@ def remove_chrome(tree: LexborHTMLParser, *, keep_share: float = 0.4) -> set[str
             if tag == "header" and carries_lead(node):
                 continue
         else:
-            word = furniture_of(attrs.get("class"), attrs.get("id"))
+            classes, ident = attrs.get("class") or "", attrs.get("id") or ""
+            if len(classes) + len(ident) <= CACHED_NAMES:
+                word = remembered_furniture_of(classes, ident)
+            else:
+                word = furniture_of(classes, ident)
             if word is None:
                 continue
         if _text_length(node) > limit:

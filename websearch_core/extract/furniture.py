@@ -17,6 +17,7 @@ from selectolax.lexbor import LexborNode
 
 __all__ = [
     "ALWAYS_FURNITURE",
+    "CACHED_NAMES",
     "CONTENT_WORDS",
     "furniture_of",
     "furniture_word",
@@ -24,6 +25,7 @@ __all__ = [
     "may_name_furniture",
     "name_words",
     "names",
+    "remembered_furniture_of",
 ]
 
 # Class and id fragments that may name page furniture. The parser matches them as substrings
@@ -259,8 +261,9 @@ _UTILITY = re.compile(r"[():!\[\]%]")
 #: Only this many classes of an element are read (real ones have a handful; a hostile page's
 #: hundred thousand would only cost time).
 _MAX_NAMES = 32
-#: Class and id strings up to this long are remembered (``name_words``, ``furniture_word``).
-_CACHED_NAMES = 256
+#: Class and id strings up to this long are remembered (``name_words``, ``furniture_word``,
+#: ``remembered_furniture_of``).
+CACHED_NAMES = 256
 _NAME_SPLIT = re.compile(r"[^a-z0-9]+")
 _CASE_CHANGE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -296,7 +299,7 @@ def name_words(names: str) -> tuple[tuple[str, ...], ...]:
     """The words of each class or id name in ``names``; see ``_read_names``. Remembered for
     the short strings real pages repeat; a long one (a hostile page's megabyte of classes)
     is read each time, never kept."""
-    return _cached_name_words(names) if len(names) <= _CACHED_NAMES else _read_names(names)
+    return _cached_name_words(names) if len(names) <= CACHED_NAMES else _read_names(names)
 
 
 @lru_cache(maxsize=16384)
@@ -338,7 +341,7 @@ def names(node: LexborNode) -> str:
 def furniture_word(names: str) -> str | None:
     """The furniture word in "classes\\0id" that its content words do not excuse, if any;
     see ``_find_furniture_word``, remembered like ``name_words``."""
-    if len(names) <= _CACHED_NAMES:
+    if len(names) <= CACHED_NAMES:
         return _cached_furniture_word(names)
     return _find_furniture_word(names)
 
@@ -429,22 +432,35 @@ def may_name_furniture(node: LexborNode) -> bool:
     return any(_candidate(attrs.get(attribute) or "") for attribute in ("class", "id"))
 
 
-@lru_cache(maxsize=16384)  # a site repeats its names on every node: a hit costs no Python call
-def furniture_of(classes: str | None, ident: str | None) -> str | None:
-    """The furniture word that an element's ``class`` and ``id`` name, if any:
-    ``furniture_word`` of its names when ``may_name_furniture``."""
-    classes, ident = classes or "", ident or ""
+def furniture_of(classes: str, ident: str) -> str | None:
+    """The furniture word that an element's ``class`` and ``id`` ("" if absent) name, if
+    any: ``furniture_word`` of its names when ``may_name_furniture``."""
     if not (_candidate(classes) or _candidate(ident)):
         return None
     return furniture_word(f"{classes}\0{ident}")
 
 
-@lru_cache(maxsize=16384)  # a site repeats its class names on every node and page
+#: ``furniture_of`` remembered, for names up to ``CACHED_NAMES`` characters together: a site
+#: repeats its names on every node, and a hit costs no Python call (the chrome check asks for
+#: each of a page's ~750 named nodes); a hostile page's megabyte of classes is never kept.
+remembered_furniture_of = lru_cache(maxsize=16384)(furniture_of)
+
+
 def _candidate(value: str) -> bool:
+    if len(value) <= CACHED_NAMES:
+        return _cached_candidate(value)
+    return _may_name(value)
+
+
+def _may_name(value: str) -> bool:
     if not value:
         return False
     lowered = value.translate(_ASCII_LOWER)
     return _FRAGMENT.search(lowered) is not None or _NAME_WORD.search(lowered) is not None
+
+
+#: A site repeats its class names on every node and page; only short ones are kept.
+_cached_candidate = lru_cache(maxsize=16384)(_may_name)
 
 
 _FRAGMENT, _NAME_WORD = _candidate_patterns()
