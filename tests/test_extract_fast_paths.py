@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import html
 import re
+from itertools import pairwise
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_core.extract import bounds, clean, markdown
+from websearch_core.extract import bounds, clean, furniture, markdown
 
 # -- text nodes: invisible marks and whitespace -------------------------------------------
 
@@ -198,8 +199,10 @@ def test_long_class_names_are_read_each_time_never_kept() -> None:
         furniture.remembered_furniture_of,
         furniture._cached_furniture_word,
         furniture._cached_name_words,
+        furniture._cached_reading,
     )
     names = [f"n{i}-" + "comment-box " * 400 for i in range(12)]  # distinct, ~5 kB, furniture
+    names += [f"L{i}" + "-comment-box" * 400 for i in range(12)]  # one long name each
     prose = "<p>" + "A sentence of the article that holds the page together. " * 8 + "</p>"
     page = (
         "<html><body>"
@@ -208,8 +211,86 @@ def test_long_class_names_are_read_each_time_never_kept() -> None:
     )
     extract(page)  # every short value the page holds ("", tag-less nodes) is kept now ...
     misses = [cache.cache_info().misses for cache in caches]
-    different = page.replace('class="n', 'class="m').replace('id="n', 'id="m')
-    document = extract(different)  # ... so only the long names could be new: none is kept
+    different = page.replace('="n', '="m').replace('="L', '="K')
+    document = extract(different)  # ... so only the long values could be new: none is kept
+    # but one name at a time, a long value's short names are: the 12 new "m{i}-comment-box"
+    # (the 12 long single names, new too, are read each time)
+    misses[-1] += 12
     assert [cache.cache_info().misses for cache in caches] == misses
     assert "menu" not in document.text  # and they were still read as the furniture they name
     assert "holds the page together" in document.text
+
+
+# -- class and id names: read one name at a time -------------------------------------------
+
+
+def _old_furniture_word(names: str) -> str | None:
+    """The furniture word as it was decided before names were read one at a time: the whole
+    "classes\\0id" string read, then its words weighed in one loop."""
+    read = []
+    classes, _, ids = names.partition("\0")
+    id_names = ids.split()[: furniture._MAX_NAMES]
+    for name in classes.split()[: furniture._MAX_NAMES] + id_names:
+        if furniture._UTILITY.search(name):
+            continue
+        lowered = name.lower()
+        if lowered != name:
+            lowered = furniture._CASE_CHANGE.sub("-", name).lower()
+        parts = [part for part in furniture._NAME_SPLIT.split(lowered) if part]
+        if not parts or (name in id_names and len(parts) >= 4):
+            continue
+        words = [furniture._word(part) for part in parts]
+        if len(parts) in (2, 3):
+            words.append(furniture._word("".join(parts)))
+        read.append(tuple(words))
+    found: str | None = None
+    content_word = False
+    for words in read:
+        voided = words[0] in furniture._VOIDING_HEADS and len(words) > 1
+        if voided and not (words[0] == "tag" and words[1] in furniture._TAG_PARTS):
+            continue
+        content_word = content_word or any(word in furniture.CONTENT_WORDS for word in words)
+        for word in words:
+            if word in ("ads", "tags"):
+                word = word[:-1]
+            if word in furniture.ALWAYS_FURNITURE:
+                return word
+            if word in furniture._FURNITURE_WORDS and found is None:
+                found = word
+        for pair in pairwise(words):
+            if pair in furniture._ALWAYS_PHRASES:
+                return "-".join(pair)
+            if pair in furniture._FURNITURE_PHRASES and found is None:
+                found = "-".join(pair)
+    return None if content_word else found
+
+
+#: Name parts that decide: furniture words of both kinds, content words, voiding heads, the
+#: parts of phrases and compounds, a utility mark, and words that say nothing.
+_NAME_PARTS = st.sampled_from(
+    [
+        *("share", "Comments", "ads", "tags", "tag", "cloud", "nav", "menu", "footer", "sr"),
+        *("only", "read", "more", "sign", "up", "article", "entry", "content", "no", "has"),
+        *("category", "related", "posts", "top", "side", "bar", "x", "md:hidden", "w-[5%]"),
+        *("author", "bio", "visually", "hidden", "Post", "BODY", "7", "sharethis", "q"),
+    ]
+)
+_NAME = st.lists(_NAME_PARTS, min_size=1, max_size=5).flatmap(
+    lambda parts: st.sampled_from(["-", "_", ""]).map(lambda joint: joint.join(parts))
+)
+_NAMES = st.lists(_NAME, max_size=5).map(" ".join)
+
+
+@given(_NAMES, _NAMES)
+@settings(max_examples=3000, deadline=None)
+@example("post-text js-comment", "")
+@example("entry-content has-sidebar", "")
+@example("article-footer", "sharing-with-a-single-developer")
+@example("x tag-cloud", "tags-links")
+@example("about-author", "sign-up-now")
+def test_furniture_is_decided_name_by_name_as_it_was_for_the_whole_string(
+    classes: str, ident: str
+) -> None:
+    names = f"{classes}\0{ident}"
+    assert furniture._find_furniture_word(names) == _old_furniture_word(names)
+    assert furniture.furniture_word(names) == _old_furniture_word(names)

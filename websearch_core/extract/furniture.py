@@ -12,6 +12,7 @@ import string
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import pairwise
+from typing import NamedTuple
 
 from selectolax.lexbor import LexborNode
 
@@ -296,7 +297,7 @@ def _word(word: str) -> str:
 
 
 def name_words(names: str) -> tuple[tuple[str, ...], ...]:
-    """The words of each class or id name in ``names``; see ``_read_names``. Remembered for
+    """The words of each class or id name in ``names``; see ``_readings``. Remembered for
     the short strings real pages repeat; a long one (a hostile page's megabyte of classes)
     is read each time, never kept."""
     return _cached_name_words(names) if len(names) <= CACHED_NAMES else _read_names(names)
@@ -308,28 +309,81 @@ def _cached_name_words(names: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _read_names(names: str) -> tuple[tuple[str, ...], ...]:
-    """The words of each class or id name in ``names``: "postComments x_y" → [[post, comment],
-    [x, y]], singular, compounds of a furniture word cut down to it (``_word``), and a name of
-    two or three parts read as one word too ("sideBars", "side-bar": sidebar). An id of four
-    words or more is a heading's anchor ("sharing-with-a-single-developer"), not a name, and
-    is left out, as is a utility class (``_UTILITY``), and names past ``_MAX_NAMES``."""
+    return tuple(reading.words for reading in _readings(names))
+
+
+class _Reading(NamedTuple):
+    """One class or id name, read (``_read_name``)."""
+
+    #: Its words: "postComments" → (post, comment); see ``_read_name``.
+    words: tuple[str, ...]
+    #: How many parts it was written in (an id of four or more is a heading's anchor).
+    parts: int
+    #: Whether it says nothing about furniture ("no-share", "category-news": ``_VOIDING_HEADS``).
+    voided: bool
+    #: Whether it holds a content word (``CONTENT_WORDS``).
+    content: bool
+    #: The first furniture word or phrase it holds that nothing excuses (``ALWAYS_FURNITURE``).
+    always: str | None
+    #: The first furniture word or phrase it holds (a content word may excuse it).
+    furniture: str | None
+
+
+def _readings(names: str) -> list[_Reading]:
+    """Each class or id name in "classes\\0id", read: an id of four words or more is a
+    heading's anchor ("sharing-with-a-single-developer"), not a name, and is left out, as are
+    a utility class (``_UTILITY``) and names past ``_MAX_NAMES``. Each name is read once
+    (``_reading``): a site's names recur in ever new combinations ("entry-title h2",
+    "entry-title post-title"), so a class string new to ``name_words`` is mostly names read
+    before."""
     found = []
     classes, _, ids = names.partition("\0")
     id_names = ids.split()[:_MAX_NAMES]
     for name in classes.split()[:_MAX_NAMES] + id_names:
-        if _UTILITY.search(name):
-            continue
-        lowered = name.lower()
-        if lowered != name:  # a case change starts a word: "postComments"
-            lowered = _CASE_CHANGE.sub("-", name).lower()
-        parts = [part for part in _NAME_SPLIT.split(lowered) if part]
-        if not parts or (name in id_names and len(parts) >= 4):
-            continue
-        words = [_word(part) for part in parts]
-        if len(parts) in (2, 3):
-            words.append(_word("".join(parts)))
-        found.append(tuple(words))
-    return tuple(found)
+        reading = _cached_reading(name) if len(name) <= CACHED_NAMES else _read_name(name)
+        if reading is not None and not (reading.parts >= 4 and name in id_names):
+            found.append(reading)
+    return found
+
+
+def _read_name(name: str) -> _Reading | None:
+    """The words of a class or id name: "postComments" → (post, comment), "x_y" → (x, y),
+    singular, compounds of a furniture word cut down to it (``_word``), and a name of two or
+    three parts read as one word too ("sideBars", "side-bar": sidebar); then what they say
+    (``_Reading``). ``None`` for a utility class or a name of no letters or digits."""
+    if _UTILITY.search(name):
+        return None
+    lowered = name.lower()
+    if lowered != name:  # a case change starts a word: "postComments"
+        lowered = _CASE_CHANGE.sub("-", name).lower()
+    parts = [part for part in _NAME_SPLIT.split(lowered) if part]
+    if not parts:
+        return None
+    words = [_word(part) for part in parts]
+    if len(parts) in (2, 3):
+        words.append(_word("".join(parts)))
+    voided = words[0] in _VOIDING_HEADS and len(words) > 1
+    voided = voided and not (words[0] == "tag" and words[1] in _TAG_PARTS)
+    always = furniture = None
+    for word in words:
+        if word in ("ads", "tags"):
+            word = word[:-1]
+        if word in ALWAYS_FURNITURE:
+            always = always or word
+        if word in _FURNITURE_WORDS:
+            furniture = furniture or word
+    # A word beats a phrase: a name's words are weighed before its runs of two.
+    for pair in pairwise(words):
+        if pair in _ALWAYS_PHRASES:
+            always = always or "-".join(pair)
+        if pair in _FURNITURE_PHRASES:
+            furniture = furniture or "-".join(pair)
+    content = any(word in CONTENT_WORDS for word in words)
+    return _Reading(tuple(words), len(parts), voided, content, always, furniture)
+
+
+#: A name read once for every string it comes in; only short ones are kept.
+_cached_reading = lru_cache(maxsize=16384)(_read_name)
 
 
 def names(node: LexborNode) -> str:
@@ -356,27 +410,18 @@ def _find_furniture_word(names: str) -> str | None:
 
     Decided by whole words, never by substrings; see the word lists above. A content word
     among the names ("article-footer", "entry-content has-sidebar") excuses every furniture
-    word but those in ``ALWAYS_FURNITURE`` ("article-comments" is still the comments).
+    word but those in ``ALWAYS_FURNITURE`` ("article-comments" is still the comments); the
+    first name to hold one of those decides.
     """
     found: str | None = None
     content = False
-    for words in name_words(names):
-        voided = words[0] in _VOIDING_HEADS and len(words) > 1
-        if voided and not (words[0] == "tag" and words[1] in _TAG_PARTS):
+    for reading in _readings(names):
+        if reading.voided:
             continue
-        content = content or any(word in CONTENT_WORDS for word in words)
-        for word in words:
-            if word in ("ads", "tags"):
-                word = word[:-1]
-            if word in ALWAYS_FURNITURE:
-                return word
-            if word in _FURNITURE_WORDS and found is None:
-                found = word
-        for pair in pairwise(words):
-            if pair in _ALWAYS_PHRASES:
-                return "-".join(pair)
-            if pair in _FURNITURE_PHRASES and found is None:
-                found = "-".join(pair)
+        if reading.always is not None:
+            return reading.always
+        content = content or reading.content
+        found = found or reading.furniture
     return None if content else found
 
 
