@@ -15,7 +15,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_core.extract import bounds, clean, furniture, markdown
+from websearch_core.extract import bounds, clean, extraction, furniture, markdown
+from websearch_core.fetch import content
 
 # -- text nodes: invisible marks and whitespace -------------------------------------------
 
@@ -294,3 +295,68 @@ def test_furniture_is_decided_name_by_name_as_it_was_for_the_whole_string(
     names = f"{classes}\0{ident}"
     assert furniture._find_furniture_word(names) == _old_furniture_word(names)
     assert furniture.furniture_word(names) == _old_furniture_word(names)
+
+
+# -- a fetched page's bytes go to the parser as they came -----------------------------------
+
+_PAGE_TEXT = st.text(
+    alphabet=st.sampled_from(["a", " ", "é", "中", "😀", "&", "<", ">", "\u2028", "\x00"]),
+    max_size=30,
+).map(lambda text: text.replace("&", "&amp;"))
+
+
+@st.composite
+def _pages(draw: st.DrawFn) -> str:
+    blocks = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["p", "div", "h2", "li", "nav", "pre"]), _PAGE_TEXT),
+            max_size=8,
+        )
+    )
+    title = draw(_PAGE_TEXT)
+    body = "".join(f"<{tag} class='c'>{text}</{tag}>" for tag, text in blocks)
+    return f"<html><head><title>{title}</title></head><body><article>{body}</article></body>"
+
+
+@given(_pages())
+@settings(max_examples=500, deadline=None)
+def test_the_page_as_utf8_bytes_extracts_as_its_text_does(page: str) -> None:
+    assert extraction(page, "https://e.com/", utf8=page.encode()) == extraction(
+        page, "https://e.com/"
+    )
+
+
+def test_a_page_the_bounds_change_is_parsed_as_they_left_it_not_as_its_bytes() -> None:
+    prose = "<p>" + "Ünïcode prose the reader came for, held deep in the page. " * 6 + "</p>"
+    depth = bounds._SCAN_ABOVE_TAGS  # deeper than the bound, and tags enough to be scanned
+    deep = "<div>" * depth + prose + "</div>" * depth
+    for page in (
+        f"<html><body><article>{deep}</article></body></html>",  # flattened
+        # read bare: its class, past the flood, does not make it the comments
+        f"<html><body><div {'a=1 ' * bounds.MAX_ATTRIBUTES}class=comments>{prose}</div>"
+        f"<p>{'More of the article. ' * 9}</p></body></html>",
+    ):
+        expected = extraction(page, "https://e.com/")
+        assert extraction(page, "https://e.com/", utf8=page.encode()) == expected
+        assert expected.note  # the bounds did change it
+
+
+@given(
+    st.binary(max_size=64) | _pages().map(lambda page: page.encode()),
+    st.sampled_from(["text/html", "text/html; charset=utf-8", "text/html; charset=latin-1"]),
+    st.sampled_from([b"", b"\xef\xbb\xbf", b"<meta charset=utf-16>"]),
+)
+@settings(max_examples=1000, deadline=None)
+def test_a_body_goes_to_the_parser_as_it_is_only_when_it_is_its_texts_utf8(
+    body: bytes, content_type: str, prefix: bytes
+) -> None:
+    body = prefix + body
+    text, charset, exact = content._decoded(body, content_type, html=True)
+    assert (text, charset) == content.decode_text(body, content_type, html=True)
+    if exact:
+        assert text.encode() == body
+    # and the page converts as its decoded text does, whatever its bytes declare
+    url = "https://e.com/"
+    expected = content._with_header(extraction(text, url))
+    converted = content._converted(body, content_type, url)
+    assert (converted.content, converted.charset) == (expected, charset)

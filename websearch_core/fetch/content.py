@@ -172,9 +172,17 @@ def _is_utf8_beyond_ascii(body: bytes) -> bool:
 
 def decode_text(body: bytes, content_type: str | None, *, html: bool = False) -> tuple[str, str]:
     """``(text, charset)`` by the order in the module docstring."""
+    text, charset, _ = _decoded(body, content_type, html=html)
+    return text, charset
+
+
+def _decoded(body: bytes, content_type: str | None, *, html: bool) -> tuple[str, str, bool]:
+    """``decode_text``'s text and charset, and whether the text is ``body`` decoded as strict
+    UTF-8 (then ``body`` is the text's UTF-8 encoding as it stands, and the parser can read
+    it without the text being encoded again)."""
     for bom, codec in _BOMS:
         if body.startswith(bom):
-            return body.decode(codec, errors="replace").lstrip("\ufeff"), codec
+            return body.decode(codec, errors="replace").lstrip("\ufeff"), codec, False
     candidates: list[str | None] = [_codec(_declared_charset(content_type))]
     if html:
         candidates.append(_codec(_meta_charset(body)))
@@ -184,17 +192,17 @@ def decode_text(body: bytes, content_type: str | None, *, html: bool = False) ->
         if declared in _SINGLE_BYTE and _is_utf8_beyond_ascii(body):
             # UTF-8 labelled as Latin-1/1252 is the commonest wrong label, and multi-byte
             # UTF-8 sequences almost never occur by accident in legacy single-byte text.
-            return body.decode("utf-8"), "utf-8"
+            return body.decode("utf-8"), "utf-8", True
         try:
-            return body.decode(declared), declared
+            return body.decode(declared), declared, declared == "utf-8"
         except UnicodeError:
             continue  # the declaration is wrong: fall through to the next source
     try:
-        return body.decode("utf-8"), "utf-8"
+        return body.decode("utf-8"), "utf-8", True
     except UnicodeDecodeError as exc:
         if exc.start >= len(body) - 3:  # only a character cut by the read ceiling
-            return body.decode("utf-8", errors="ignore"), "utf-8"
-    return body.decode("cp1252", errors="replace"), "cp1252"
+            return body.decode("utf-8", errors="ignore"), "utf-8", False
+    return body.decode("cp1252", errors="replace"), "cp1252", False
 
 
 def convert(body: bytes, content_type: str | None, url: str) -> Converted:
@@ -212,8 +220,8 @@ def convert(body: bytes, content_type: str | None, url: str) -> Converted:
 def _converted(body: bytes, content_type: str | None, url: str) -> Converted:
     media = media_type_of(content_type, body)
     if media in ("text/html", "application/xhtml+xml"):
-        text, charset = decode_text(body, content_type, html=True)
-        document = extraction(text, url)
+        text, charset, exact = _decoded(body, content_type, html=True)
+        document = extraction(text, url, utf8=body if exact else None)
         return Converted("html", _with_header(document), charset, document.title, document.text)
     if media == "application/json" or media.endswith("+json"):
         text, charset = decode_text(body, content_type)
