@@ -96,19 +96,21 @@ _FURNITURE_PREFIXES = ("ad", "ads", "nav", "tags", "tag", "meta", "rail", "hidde
 
 #: Runs of words that name furniture together ("read more" is a link; "read" or "more" alone
 #: is not).
-_FURNITURE_PHRASES = (
-    ("sign", "up"),
-    ("author", "bio"),
-    ("author", "info"),
-    ("about", "author"),
-    ("sr", "only"),
-    ("visually", "hidden"),
-    ("screen", "reader"),
-    ("most", "popular"),
-    ("read", "more"),
-    ("more", "stories"),
-    ("skip", "link"),
-    ("print", "only"),
+_FURNITURE_PHRASES = frozenset(
+    (
+        ("sign", "up"),
+        ("author", "bio"),
+        ("author", "info"),
+        ("about", "author"),
+        ("sr", "only"),
+        ("visually", "hidden"),
+        ("screen", "reader"),
+        ("most", "popular"),
+        ("read", "more"),
+        ("more", "stories"),
+        ("skip", "link"),
+        ("print", "only"),
+    )
 )
 #: A name that starts with one of these words is not about furniture: "no-share" says the
 #: block has no share bar, "has-sidebar" that the page has one, and "category-…", "tag-…" are
@@ -210,13 +212,15 @@ _FURNITURE_WORDS = ALWAYS_FURNITURE | frozenset(
         "widget",
     )
 )
-_ALWAYS_PHRASES = (
-    ("sr", "only"),
-    ("visually", "hidden"),
-    ("screen", "reader"),
-    ("off", "screen"),
-    ("most", "popular"),
-    ("more", "stories"),
+_ALWAYS_PHRASES = frozenset(
+    (
+        ("sr", "only"),
+        ("visually", "hidden"),
+        ("screen", "reader"),
+        ("off", "screen"),
+        ("most", "popular"),
+        ("more", "stories"),
+    )
 )
 #: Furniture words run together with a word that only says what part of the furniture it is
 #: ("relatedposts", "commentlist", "sharebuttons") or where it sits ("topnav", "mainmenu").
@@ -296,6 +300,11 @@ def _word(word: str) -> str:
     return compound.group("head") or compound.group("tail")
 
 
+#: A name's parts recur across names ("entry" in "entry-title", "entry-content", "entry-meta"):
+#: a page's first reading of a name mostly reads parts seen before. Only short ones are kept.
+_cached_word = lru_cache(maxsize=16384)(_word)
+
+
 def name_words(names: str) -> tuple[tuple[str, ...], ...]:
     """The words of each class or id name in ``names``; see ``_readings``. Remembered for
     the short strings real pages repeat; a long one (a hostile page's megabyte of classes)
@@ -333,7 +342,7 @@ def _readings(names: str) -> list[_Reading]:
     """Each class or id name in "classes\\0id", read: an id of four words or more is a
     heading's anchor ("sharing-with-a-single-developer"), not a name, and is left out, as are
     a utility class (``_UTILITY``) and names past ``_MAX_NAMES``. Each name is read once
-    (``_reading``): a site's names recur in ever new combinations ("entry-title h2",
+    (``_read_name``): a site's names recur in ever new combinations ("entry-title h2",
     "entry-title post-title"), so a class string new to ``name_words`` is mostly names read
     before."""
     found = []
@@ -356,30 +365,42 @@ def _read_name(name: str) -> _Reading | None:
     lowered = name.lower()
     if lowered != name:  # a case change starts a word: "postComments"
         lowered = _CASE_CHANGE.sub("-", name).lower()
-    parts = [part for part in _NAME_SPLIT.split(lowered) if part]
-    if not parts:
-        return None
-    words = [_word(part) for part in parts]
+    parts = _NAME_SPLIT.split(lowered)
+    if "" in parts:  # a name that starts or ends with a separator ("-x", "x_")
+        parts = [part for part in parts if part]
+        if not parts:
+            return None
+    read = _cached_word if len(name) <= CACHED_NAMES else _word
+    words = [read(part) for part in parts]
     if len(parts) in (2, 3):
-        words.append(_word("".join(parts)))
+        words.append(read("".join(parts)))
     voided = words[0] in _VOIDING_HEADS and len(words) > 1
     voided = voided and not (words[0] == "tag" and words[1] in _TAG_PARTS)
     always = furniture = None
-    for word in words:
-        if word in ("ads", "tags"):
-            word = word[:-1]
-        if word in ALWAYS_FURNITURE:
-            always = always or word
-        if word in _FURNITURE_WORDS:
-            furniture = furniture or word
+    # Most names hold no word that decides: two set tests say so without a loop.
+    if not _DECIDING_WORDS.isdisjoint(words):
+        for word in words:
+            if word in ("ads", "tags"):
+                word = word[:-1]
+            if word in ALWAYS_FURNITURE:
+                always = always or word
+            if word in _FURNITURE_WORDS:
+                furniture = furniture or word
     # A word beats a phrase: a name's words are weighed before its runs of two.
-    for pair in pairwise(words):
-        if pair in _ALWAYS_PHRASES:
-            always = always or "-".join(pair)
-        if pair in _FURNITURE_PHRASES:
-            furniture = furniture or "-".join(pair)
-    content = any(word in CONTENT_WORDS for word in words)
+    if len(words) > 1 and not _PHRASE_HEADS.isdisjoint(words):
+        for pair in pairwise(words):
+            if pair in _ALWAYS_PHRASES:
+                always = always or "-".join(pair)
+            if pair in _FURNITURE_PHRASES:
+                furniture = furniture or "-".join(pair)
+    content = not CONTENT_WORDS.isdisjoint(words)
     return _Reading(tuple(words), len(parts), voided, content, always, furniture)
+
+
+#: The words that make a name furniture, as written ("ads" and "tags" are read as "ad" and
+#: "tag"), and the first words of the phrases that do.
+_DECIDING_WORDS = ALWAYS_FURNITURE | _FURNITURE_WORDS | {"ads", "tags"}
+_PHRASE_HEADS = frozenset(first for first, _ in _ALWAYS_PHRASES | _FURNITURE_PHRASES)
 
 
 #: A name read once for every string it comes in; only short ones are kept.
