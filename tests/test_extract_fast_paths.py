@@ -363,3 +363,10 @@ def test_a_body_goes_to_the_parser_as_it_is_only_when_it_is_its_texts_utf8(
     expected = content._with_header(extraction(text, url))
     converted = content._converted(body, content_type, url)
     assert (converted.content, converted.charset) == (expected, charset)
+
+
+def test_class_names_are_lowered_in_ascii_only_as_css_compares_them() -> None:
+    # "K" (U+212A, the Kelvin sign) lowers to an ASCII "k" in Python, never in CSS
+    assert furniture._may_name("COOKIE-Notice")
+    assert not furniture._may_name("COO\u212aIE-Notice")
+    assert not furniture._may_name("coo\u212aie-notice")

@@ -201,7 +201,7 @@ def is_structural(tag: str | None, attrs: dict[str, str | None]) -> bool:
     style = attrs.get("style")
     if not style:
         return False
-    lowered = style.translate(_ASCII_LOWER)
+    lowered = style.lower() if style.isascii() else style.translate(_ASCII_LOWER)
     return any(hidden in lowered for hidden in _HIDDEN_STYLES)
 
 
