@@ -7,7 +7,6 @@ going to be used points into a subtree that has already been freed.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
@@ -15,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser, LexborNode
 from websearch_core.extract.furniture import (
     ALWAYS_FURNITURE,
     CACHED_NAMES,
+    ascii_lower,
     furniture_of,
     remembered_furniture_of,
 )
@@ -97,7 +97,6 @@ _CANDIDATES = ", ".join(
         "[id]",
     ]
 )
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _NEVER_REMOVED = frozenset(("html", "body", "main"))
 #: A paragraph this long is prose, for ``prose_by_node``.
 PROSE_CHARS = 40
@@ -201,7 +200,7 @@ def is_structural(tag: str | None, attrs: dict[str, str | None]) -> bool:
     style = attrs.get("style")
     if not style:
         return False
-    lowered = style.lower() if style.isascii() else style.translate(_ASCII_LOWER)
+    lowered = ascii_lower(style)
     return any(hidden in lowered for hidden in _HIDDEN_STYLES)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "ALWAYS_FURNITURE",
     "CACHED_NAMES",
     "CONTENT_WORDS",
+    "ascii_lower",
     "furniture_of",
     "furniture_word",
     "is_always_furniture",
@@ -492,6 +493,13 @@ def _candidate_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
+def ascii_lower(value: str) -> str:
+    """``value`` lowered as CSS's ``i`` compares it: ASCII letters only (the Kelvin sign is
+    not a "k"). For an ASCII value (almost all) that is ``str.lower()``, at a tenth of the
+    cost of the table."""
+    return value.lower() if value.isascii() else value.translate(_ASCII_LOWER)
+
+
 def may_name_furniture(node: LexborNode) -> bool:
     """Whether ``node``'s class or id may name furniture (``_candidate_patterns``)."""
     attrs = node.attributes
@@ -521,9 +529,7 @@ def _candidate(value: str) -> bool:
 def _may_name(value: str) -> bool:
     if not value:
         return False
-    # CSS compares names in ASCII case only; for an ASCII value (almost all) str.lower() is
-    # that, at a tenth of the cost of the table.
-    lowered = value.lower() if value.isascii() else value.translate(_ASCII_LOWER)
+    lowered = ascii_lower(value)
     return _FRAGMENT.search(lowered) is not None or _NAME_WORD.search(lowered) is not None
 
 
