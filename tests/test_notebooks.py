@@ -22,7 +22,16 @@ def run(name: str) -> str:
     client.execute()  # raises CellExecutionError on the first failing cell
     texts = []
     for cell in notebook.cells:
+        # The kernel flushes a stream on a timer, so one print() can arrive as two outputs
+        # ("asked:", then " Fetch this URL ..."); Jupyter shows a cell's stdout as one text, and
+        # so do we (a stream's texts joined in order, in the place of its first output).
+        streams: dict[str, int] = {}
         for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                if output["name"] in streams:
+                    texts[streams[output["name"]]] += output["text"]
+                    continue
+                streams[output["name"]] = len(texts)
             texts.append(output.get("text") or output.get("data", {}).get("text/plain", ""))
     return "\n".join(texts)
 
