@@ -370,3 +370,20 @@ def test_class_names_are_lowered_in_ascii_only_as_css_compares_them() -> None:
     assert furniture._may_name("COOKIE-Notice")
     assert not furniture._may_name("COO\u212aIE-Notice")
     assert not furniture._may_name("coo\u212aie-notice")
+
+
+@given(st.lists(st.from_regex(r"[a-zA-Z][a-zA-Z0-9_-]{0,30}", fullmatch=True), max_size=8))
+@settings(max_examples=25, deadline=None)  # two full collections each
+def test_the_readings_the_caches_keep_are_out_of_the_collectors_way(names: list[str]) -> None:
+    """A name's reading is kept for good (``furniture._cached_reading``), thousands a batch:
+    as plain tuples of strings, numbers and None the collector stops tracking them, so the
+    objects a full collection scans do not grow with every page read."""
+    import gc
+
+    readings = [furniture._read_name(name) for name in names]
+    gc.collect()  # the words first: a tuple holding a tracked one stays tracked this time ...
+    gc.collect()  # ... and the reading at its next look (in a batch: its generation's next)
+    assert not any(gc.is_tracked(reading) for reading in readings if reading is not None)
+    assert all(
+        furniture._read_name(name) == reading for name, reading in zip(names, readings, strict=True)
+    )

@@ -12,7 +12,6 @@ import string
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import pairwise
-from typing import NamedTuple
 
 from selectolax.lexbor import LexborNode
 
@@ -319,24 +318,24 @@ def _cached_name_words(names: str) -> tuple[tuple[str, ...], ...]:
 
 
 def _read_names(names: str) -> tuple[tuple[str, ...], ...]:
-    return tuple(reading.words for reading in _readings(names))
+    return tuple(words for words, *_ in _readings(names))
 
 
-class _Reading(NamedTuple):
-    """One class or id name, read (``_read_name``)."""
-
-    #: Its words: "postComments" → (post, comment); see ``_read_name``.
-    words: tuple[str, ...]
-    #: How many parts it was written in (an id of four or more is a heading's anchor).
-    parts: int
-    #: Whether it says nothing about furniture ("no-share", "category-news": ``_VOIDING_HEADS``).
-    voided: bool
-    #: Whether it holds a content word (``CONTENT_WORDS``).
-    content: bool
-    #: The first furniture word or phrase it holds that nothing excuses (``ALWAYS_FURNITURE``).
-    always: str | None
-    #: The first furniture word or phrase it holds (a content word may excuse it).
-    furniture: str | None
+#: One class or id name, read (``_read_name``), as a plain tuple: a tuple of strings, numbers
+#: and None is one the garbage collector stops tracking, and the cache keeps thousands of
+#: readings for good. As a NamedTuple each stayed tracked, so the long-lived objects grew
+#: with every page read and the whole heap was scanned again and again: 0.18 ms of a page's
+#: conversion went to the collector, against 0.03 ms at 4445910 (``benchmarks/extraction.py
+#: --compare``). Its fields, in order:
+#:
+#: - ``words``: "postComments" → (post, comment); see ``_read_name``;
+#: - ``parts``: how many parts it was written in (an id of four or more is a heading's anchor);
+#: - ``voided``: it says nothing about furniture ("no-share", "category-news": ``_VOIDING_HEADS``);
+#: - ``content``: it holds a content word (``CONTENT_WORDS``);
+#: - ``always``: the first furniture word or phrase it holds that nothing excuses
+#:   (``ALWAYS_FURNITURE``);
+#: - ``furniture``: the first furniture word or phrase it holds (a content word may excuse it).
+_Reading = tuple[tuple[str, ...], int, bool, bool, str | None, str | None]
 
 
 def _readings(names: str) -> list[_Reading]:
@@ -351,7 +350,7 @@ def _readings(names: str) -> list[_Reading]:
     id_names = ids.split()[:_MAX_NAMES]
     for name in classes.split()[:_MAX_NAMES] + id_names:
         reading = _cached_reading(name) if len(name) <= CACHED_NAMES else _read_name(name)
-        if reading is not None and not (reading.parts >= 4 and name in id_names):
+        if reading is not None and not (reading[1] >= 4 and name in id_names):  # parts
             found.append(reading)
     return found
 
@@ -395,7 +394,7 @@ def _read_name(name: str) -> _Reading | None:
             if pair in _FURNITURE_PHRASES:
                 furniture = furniture or "-".join(pair)
     content = not CONTENT_WORDS.isdisjoint(words)
-    return _Reading(tuple(words), len(parts), voided, content, always, furniture)
+    return (tuple(words), len(parts), voided, content, always, furniture)
 
 
 #: The words that make a name furniture, as written ("ads" and "tags" are read as "ad" and
@@ -437,13 +436,13 @@ def _find_furniture_word(names: str) -> str | None:
     """
     found: str | None = None
     content = False
-    for reading in _readings(names):
-        if reading.voided:
+    for _, _, voided, holds_content, always, furniture in _readings(names):
+        if voided:
             continue
-        if reading.always is not None:
-            return reading.always
-        content = content or reading.content
-        found = found or reading.furniture
+        if always is not None:
+            return always
+        content = content or holds_content
+        found = found or furniture
     return None if content else found
 
 
