@@ -5,6 +5,7 @@ loopback (reached through the test-only private policy, as in test_fetch.py)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import itertools
 import os
@@ -883,6 +884,21 @@ def test_a_worker_is_pointed_at_the_directory_this_package_is_in() -> None:
     # Put first on a worker's PYTHONPATH (a clone found through sys.path alone): the package's
     # own directory there instead would shadow the standard library with its modules.
     assert (Path(_PACKAGE_ROOT) / "websearch_core" / "fetch" / "workers.py").is_file()
+
+
+def test_a_worker_keeps_what_it_imported_out_of_the_collectors_way() -> None:
+    # Frozen after its imports, a worker's full collections scan only what its conversions
+    # made since, not the modules and the converter's caches; this process is left as it is.
+    workers = ConversionWorkers(1)
+    try:
+        workers.start()
+        pid = workers.call("http://127.0.0.1/", os.getpid).result(timeout=60)
+        frozen = workers.call("http://127.0.0.1/", gc.get_freeze_count).result(timeout=60)
+    finally:
+        workers.close()
+    assert pid != os.getpid()
+    assert frozen > 1000  # the interpreter, the converter and its word lists
+    assert gc.get_freeze_count() == 0
 
 
 # -- workers ready when a batch starts (issue 30) -----------------------------------------
