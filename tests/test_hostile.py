@@ -838,6 +838,22 @@ _HOSTILE_PAGES = {
     "a flood hidden behind quoted '>'": (
         "<html><body><div " + " ".join(f'a{i}="x>y"' for i in range(60_000)) + "><p>after</p>"
     ),
+    # Attributes as the parser reads them, not as a looser pattern did (each of these went
+    # past it to a parse of 12 s and more): a quote in an unquoted value is the value's ...
+    "a flood behind a stray quote": (
+        '<html><body><div a=x"y ' + " ".join(f"b{i}" for i in range(60_000)) + "><p>after</p>"
+    ),
+    # ... a name may follow a quoted value at once, and slashes separate names.
+    "glued attributes": (
+        "<html><body><div " + "".join(f'b{i}="v"' for i in range(60_000)) + "><p>after</p>"
+    ),
+    "attributes between slashes": (
+        "<html><body><div " + "/".join(f"b{i}" for i in range(60_000)) + "><p>after</p>"
+    ),
+    # Tags inside tags, each a place the flood search must count from (14 s and 8 s before
+    # it counted to 16 first): "<b" in every value, and as every attribute's name.
+    "tags in every value": "<html><body>" + ("<b" + " a=<b" * 500 + ">") * 800,
+    "tags as every name": "<html><body>" + ("<b" + " <b" * 500 + ">") * 1_300,
     "200k links": "<html><body><article>"
     + "".join(f'<a href="/l{i}">x</a>' for i in range(200_000)),
     "<p><b> left open": "<html><body>" + "<p><b>word " * 150_000,

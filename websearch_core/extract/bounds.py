@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html as entities
 import re
+from dataclasses import dataclass
 
 from websearch_core.extract.nesting import flatten
 
@@ -43,29 +44,57 @@ _SCAN_ABOVE_TAGS = 4_000
 #: against those the tag already has (the spec drops duplicates), so a tag's parse costs its
 #: attributes squared: 60,000 took lexbor 6 s (two parses, 12). Real tags have a handful.
 MAX_ATTRIBUTES = 512
-#: A start tag's first ``MAX_ATTRIBUTES`` + 1 attributes, quoted values and all, and then up to
-#: that many more. Linear: names, separators and values are disjoint, so a failed match gives
-#: back one step at a time, and a quoted value scans only to its own closing quote (measured:
-#: 2 MB of unterminated tags and quotes in under 0.1 s). Counted repetitions, never an open
-#: one: the engine keeps a mark per repetition, and 300,000 cost it 95 MB.
-_ATTRIBUTE = r"""\s+[^\s"'<>=/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>"']*))?"""
-#: The same attribute with the parts that can never give back made possessive: the leading
-#: whitespace (a name follows, never whitespace), the name (whitespace, ``=`` or the tag's end
-#: follows, never a name character) and a value (its end is the end of a quoted run or of the
-#: unquoted characters). The whitespace around ``=`` may still give back: ``b= a="v"`` is
-#: ``b`` and ``a`` to the original. tests/test_extract_fast_paths.py holds the two to the same
-#: matches; the search of every page's every tag is 2.5 times faster (it was a seventh of a
-#: news page's conversion).
-_ATTRIBUTE_FAST = r"""\s++[^\s"'<>=/]++(?:\s*=\s*(?:"[^"]*+"|'[^']*+'|[^\s>"']*+))?"""
+#: What separates attributes in a tag, as HTML's tokenizer reads it: tab, LF, FF, CR (read as
+#: an LF) and space; nothing else (a no-break space is part of a name).
+_SPACE = r"\t\n\f\r "
+#: One attribute of a start tag, read as the standard's tokenizer reads it, from "before
+#: attribute name" to the end of its value: the spaces and stray slashes before it (they start
+#: no attribute: ``a/b`` is two); its name (any first character but a space, "/" or ">", so
+#: "=", a quote or "<" too; then up to a space, "/", ">" or "="); and, if an "=" follows, its
+#: value: quoted, or unquoted up to a space or ">" (quotes and "=" in it are the value's:
+#: ``a=x"y b`` is two attributes). After a quoted value the next name may follow at once
+#: (``a="x"b="y"``). Every part is possessive: the tokenizer never goes back, so neither does
+#: the match, and a failed one gives up at once; a quoted value scans to its own closing quote
+#: only. An earlier pattern read names and values by looser rules than the parser's, and a
+#: tag of 20,000 attributes with a stray quote, glued values or slashes between them went
+#: past it to a parse of over a second (quadratic: 60,000 took 12 s).
+_ATTRIBUTE = (
+    rf"[{_SPACE}/]*+[^{_SPACE}/>][^{_SPACE}/>=]*+"
+    rf"""(?:[{_SPACE}]*+=[{_SPACE}]*+(?:"[^"]*+"|'[^']*+'|[^{_SPACE}>]*+))?+"""
+)
 
 
-def flood_pattern(attributes: int, attribute: str = _ATTRIBUTE_FAST) -> re.Pattern[str]:
-    """A start tag with more than ``attributes`` attributes (``attribute`` says what one is)."""
-    return re.compile(rf"<([a-zA-Z][^\s/>]*+)(?:{attribute}){{{attributes + 1}}}")
+def flood_pattern(attributes: int) -> re.Pattern[str]:
+    """A start tag (``<`` and an ASCII letter, its name up to a space, "/" or ">") with more
+    than ``attributes`` attributes (``_ATTRIBUTE``). Counted repetitions, never an open one:
+    the engine keeps a mark per repetition, and 300,000 cost it 95 MB."""
+    return re.compile(rf"<([a-zA-Z][^{_SPACE}/>]*+)(?:{_ATTRIBUTE}){{{attributes + 1}}}+")
 
 
 _ATTRIBUTE_FLOOD = flood_pattern(MAX_ATTRIBUTES)
-_MORE_ATTRIBUTES = re.compile(rf"(?:{_ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}")
+_MORE_ATTRIBUTES = re.compile(rf"(?:{_ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}+")
+#: Every ``<`` and letter is a tag to the search, even in a script or inside another tag's
+#: value (which it is, the search cannot know: that takes the parser's whole state), so tags
+#: it tries may overlap, and a page of ``<b a=<b a=<b …`` made it count hundreds of attributes
+#: from each of a million places (14 s for 2 MB). So the search looks for tags of more than
+#: this many attributes, cheap to count from anywhere; real tags have a handful (70 at most
+#: on the 251 benchmark pages), and those it finds are counted on to ``MAX_ATTRIBUTES``.
+_MANY_ATTRIBUTES = 16
+_MANY = flood_pattern(_MANY_ATTRIBUTES)
+#: ... at most this many times a page (real pages: 84 at most, most of them in scripts; each
+#: look counts up to ``MAX_ATTRIBUTES``). Past it, every tag of more than ``_MANY_ATTRIBUTES``
+#: attributes is left bare: only a page built to be slow has so many.
+_LOOKS = 4_000
+#: What a bared tag's removal stops at, closing the tag with a ">" first: an end tag (a
+#: script's, say) or a comment's end. A "tag" the search found in a script or a comment may run
+#: past it in a quoted value, and removing that would take the text after it; a real tag whose
+#: value holds one is cut there, and what follows is read as text and as the end tag's
+#: attributes, which cost the parser nothing.
+_OUT_OF_TAG = re.compile(r"</[a-zA-Z]|--!?>")
+#: A flood is said in the note only on a tag of such a name: what the search takes for a tag in
+#: a script (``e<t.length?t:null}function``, on 3 of the 121 DEV pages) is left bare unsaid,
+#: as it changes no text a reader sees.
+_ELEMENT_NAME = re.compile(r"[a-zA-Z][a-zA-Z0-9:_-]*")
 
 
 def bound_size(html: str) -> tuple[str, list[str]]:
@@ -77,30 +106,95 @@ def bound_size(html: str) -> tuple[str, list[str]]:
             f"read (the extractor reads at most {MAX_INPUT_CHARS:,})"
         )
         html = html[:MAX_INPUT_CHARS]
-    html, floods = _without_floods(html)
-    if floods:
+    bared = _without_floods(html, _ATTRIBUTE_FLOOD, _MANY, _MORE_ATTRIBUTES, _LOOKS)
+    if bared.as_text:
         notes.append(
-            f"{floods:,} element(s) with more than {MAX_ATTRIBUTES:,} attributes were read "
+            "the page's tags are built so that taking attributes out of one makes another too "
+            "long: its text is read without its markup"
+        )
+    if bared.floods:
+        notes.append(
+            f"{bared.floods:,} element(s) with more than {MAX_ATTRIBUTES:,} attributes were read "
             "without them"
         )
-    return html, notes
+    if bared.past_looks:
+        notes.append(
+            f"{bared.past_looks:,} more element(s) with more than {_MANY_ATTRIBUTES} attributes "
+            f"were read without them (past {_LOOKS:,} such elements, no page's markup is read "
+            "as it is)"
+        )
+    return bared.html, notes
 
 
-def _without_floods(html: str) -> tuple[str, int]:
-    """``html`` with each start tag of more than ``MAX_ATTRIBUTES`` attributes left bare."""
+@dataclass(frozen=True)
+class _Bared:
+    """``_without_floods``: the markup, and what was taken out of it."""
+
+    html: str
+    #: Tags (with an element's name, ``_ELEMENT_NAME``) that lost a flood of attributes ...
+    floods: int = 0
+    #: ... and that lost theirs past the looks a page gets.
+    past_looks: int = 0
+    #: Whether the markup was given up for its text (``_PASSES``).
+    as_text: bool = False
+
+
+#: Taking a tag's attributes out can change how an earlier tag reads, when the removed text
+#: held the closing quote of that tag's value (a search that tries every "<" finds tags inside
+#: values): it may then run on over attributes it did not have. So the search runs again on
+#: what it made, up to this many times, and markup that is still not settled is read as text
+#: (``markup_text``). A real page settles in one pass (the 251 benchmark pages: at most one).
+_PASSES = 3
+
+
+def _without_floods(
+    html: str, flood: re.Pattern[str], many: re.Pattern[str], more: re.Pattern[str], looks: int
+) -> _Bared:
+    """``html`` with no start tag left anywhere that ``flood`` matches (``flood_pattern`` of
+    the most attributes a tag keeps): each is left bare, as is each that ``many`` matches once
+    ``looks`` of them have been counted (``more``: a run of attributes, for what follows the
+    first ``many``). The patterns are arguments so that tests can count to a few."""
+    floods = past_looks = 0
+    for _ in range(_PASSES):
+        bared, found, past = _bare_floods(html, flood, many, more, looks)
+        if bared is html:
+            return _Bared(html, floods, past_looks)
+        html, floods, past_looks = bared, floods + found, past_looks + past
+    if _bare_floods(html, flood, many, more, looks)[0] is html:
+        return _Bared(html, floods, past_looks)
+    return _Bared(f"<html><body><pre>{entities.escape(markup_text(html))}</pre>", as_text=True)
+
+
+def _bare_floods(
+    html: str, flood: re.Pattern[str], many: re.Pattern[str], more: re.Pattern[str], looks: int
+) -> tuple[str, int, int]:
+    """One pass of ``_without_floods``: ``html`` itself when nothing was taken out. Linear: a
+    look counts at most one more attribute than ``flood`` allows, and the search goes on past
+    what it removes."""
     pieces: list[str] = []
-    kept = floods = 0
-    while (flood := _ATTRIBUTE_FLOOD.search(html, kept)) is not None:
-        end = flood.end()
-        while (more := _MORE_ATTRIBUTES.match(html, end)) is not None:
-            end = more.end()  # each attribute is at least two characters: this ends
-        pieces += [html[kept : flood.start()], f"<{flood.group(1)}"]
-        kept = end
-        floods += 1
-    if not floods:
-        return html, 0
+    kept = position = floods = past_looks = 0
+    while (found := many.search(html, position)) is not None:
+        start = found.start()
+        name = found.group(1)
+        said = _ELEMENT_NAME.fullmatch(name) is not None
+        if looks > 0:
+            looks -= 1
+            if flood.match(html, start) is None:
+                position = start + 1
+                continue
+            floods += said
+        else:
+            past_looks += said
+        end = found.end()
+        while (run := more.match(html, end)) is not None:
+            end = run.end()  # each attribute is at least one character: this ends
+        cut = _OUT_OF_TAG.search(html, start + 1 + len(name), end)
+        pieces += [html[kept:start], f"<{name}>" if cut else f"<{name}"]
+        kept = position = end if cut is None else cut.start()
+    if not pieces:
+        return html, 0, 0
     pieces.append(html[kept:])
-    return "".join(pieces), floods
+    return "".join(pieces), floods, past_looks
 
 
 def bound_input(html: str) -> tuple[str, str | None]:
