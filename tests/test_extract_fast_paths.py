@@ -16,7 +16,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
-from websearch_core.extract import bounds, clean, extraction, furniture, markdown
+from websearch_core.extract import bounds, clean, extraction, furniture, markdown, tokenizer
 from websearch_core.fetch import content
 
 # -- text nodes: invisible marks and whitespace -------------------------------------------
@@ -82,11 +82,12 @@ def test_a_block_is_tidied_as_the_pattern_did(run: str) -> None:
 _SPACES = "\t\n\f\r "
 
 
-def _spec_attributes(tag: str) -> tuple[str, list[str], bool]:
+def _spec_attributes(tag: str) -> tuple[str, list[str], bool, int]:
     """The name and attribute names of the start tag at the start of ``tag``, as HTML's
     tokenizer reads them (https://html.spec.whatwg.org/multipage/parsing.html, "tag name
     state" to "after attribute value (quoted) state"), and whether the tag ends (a ">")
-    before the text does: the tokenizer drops a tag cut off by the end of the input."""
+    before the text does (and the index of that ">"): the tokenizer drops a tag cut off by
+    the end of the input."""
     assert tag.startswith("<")
     assert tag[1].isascii()
     assert tag[1].isalpha()
@@ -102,7 +103,7 @@ def _spec_attributes(tag: str) -> tuple[str, list[str], bool]:
             if char in _SPACES or char == "/":
                 i += 1
             elif char == ">":
-                return element, names, True
+                return element, names, True, i
             else:
                 names.append(char)  # even "=", a quote or "<": a parse error, but a name
                 state, i = "name", i + 1
@@ -122,7 +123,7 @@ def _spec_attributes(tag: str) -> tuple[str, list[str], bool]:
             elif char == "=":
                 state, i = "before value", i + 1
             elif char == ">":
-                return element, names, True
+                return element, names, True, i
             else:
                 state = "before name"
         elif state == "before value":
@@ -131,7 +132,7 @@ def _spec_attributes(tag: str) -> tuple[str, list[str], bool]:
             elif char in "\"'":
                 state, quote, i = "quoted", char, i + 1
             elif char == ">":
-                return element, names, True
+                return element, names, True, i
             else:
                 state = "unquoted"
         elif state == "quoted":
@@ -142,15 +143,15 @@ def _spec_attributes(tag: str) -> tuple[str, list[str], bool]:
             if char in _SPACES:
                 state = "before name"
             elif char == ">":
-                return element, names, True
+                return element, names, True, i
             i += 1
         else:  # after a quoted value: a space, "/" or ">" as after a name; else a new name
             if char == ">":
-                return element, names, True
+                return element, names, True, i
             state = "before name"
             if char in _SPACES or char == "/":
                 i += 1
-    return element, names, False
+    return element, names, False, -1
 
 
 _ATTRIBUTE_NAME = st.sampled_from(
@@ -187,7 +188,7 @@ _tags = st.composite(_tag)
 @example("<div a/b/c/d>")  # slashes separate
 @example('<div "a "b =c =d>')  # names may start with a quote or "="
 def test_attribute_floods_are_counted_as_the_standards_tokenizer_counts(tag: str) -> None:
-    _, names, ends = _spec_attributes(tag)
+    _, names, ends, _ = _spec_attributes(tag)
     found = [bounds.flood_pattern(count).match(tag) is not None for count in range(9)]
     if ends:
         assert found == [len(names) > count for count in range(9)], names
@@ -199,7 +200,7 @@ def test_attribute_floods_are_counted_as_the_standards_tokenizer_counts(tag: str
 @settings(max_examples=1500, deadline=None)
 @example('<div a=x"y b c d>')
 def test_the_tokenizer_oracle_reads_tags_as_lexbor_does(tag: str) -> None:
-    element, names, ends = _spec_attributes(tag)
+    element, names, ends, at = _spec_attributes(tag)
     if not ends:
         return
     body = LexborHTMLParser(f"<html><body>{tag}x</body></html>").body
@@ -207,6 +208,8 @@ def test_the_tokenizer_oracle_reads_tags_as_lexbor_does(tag: str) -> None:
     lower = furniture.ascii_lower
     node = next(node for node in body.traverse() if node.tag == lower(element))
     assert set(node.attributes) == {lower(name) for name in names}  # duplicates dropped
+    # ... and the scans find the tag's ">" where the oracle does
+    assert tokenizer.tag_end(tag, len(element) + 1)[0] == at
 
 
 _TEXT = st.sampled_from(
@@ -217,7 +220,7 @@ _PAGES = st.lists(st.one_of(_tags(), _TEXT), max_size=8).map("".join)
 
 def _bare(page: str, looks: int) -> str:
     most, many = 3, 1  # a tag keeps 3 attributes; one of 2 or more is worth a look
-    more = re.compile(rf"(?:{bounds._ATTRIBUTE}){{1,{most}}}+")
+    more = re.compile(rf"(?:{tokenizer.ATTRIBUTE}){{1,{most}}}+")
     bared = bounds._without_floods(
         page, bounds.flood_pattern(most), bounds.flood_pattern(many), more, looks
     )
@@ -238,7 +241,7 @@ def test_no_tag_is_left_with_more_attributes_than_it_may_keep(page: str, looks: 
     out = _bare(page, looks)
     for at in range(len(out) - 1):
         if out[at] == "<" and out[at + 1].isascii() and out[at + 1].isalpha():
-            _, names, _ = _spec_attributes(out[at:])
+            _, names, _, _ = _spec_attributes(out[at:])
             assert len(names) <= 3, (out, at)
 
 
@@ -252,8 +255,26 @@ def test_a_page_without_floods_is_left_as_it_is(page: str) -> None:
         for at in range(len(page) - 1)
         if re.match("<[a-zA-Z]", page[at:])
     ]
-    if all(len(names) <= 3 and ends for _, names, ends in read):
+    if all(len(names) <= 3 and ends for _, names, ends, _ in read):
         assert _bare(page, 10**6) == page
+
+
+@pytest.mark.parametrize(
+    ("tag", "self_closing"),
+    [
+        ("<g/>", True),
+        ("<g a/>", True),
+        ('<g a="x"/>', True),
+        ("<g a />", True),
+        ("<g a=b/>", False),  # the value is "b/"
+        ("<g a= />", False),  # the value is "/"
+        ("<g a/ >", False),  # a "/" not before ">" starts nothing
+        ('<g a=">"/>', True),
+    ],
+)
+def test_a_tag_is_self_closing_as_the_tokenizer_reads_it(tag: str, self_closing: bool) -> None:
+    assert tokenizer.tag_end(tag, 2) == (len(tag) - 1, self_closing)
+    assert tokenizer.tag_end(tag[:-1], 2)[0] == -1  # cut off by the end: no tag
 
 
 def test_the_flood_pattern_in_use_counts_to_the_real_limit() -> None:
@@ -540,7 +561,7 @@ def test_markup_that_does_not_settle_within_its_passes_is_read_as_text(
     # quote); allowed one, it is read as text, which has no tag left to flood the parser.
     monkeypatch.setattr(bounds, "_PASSES", 1)
     most = many = 1
-    more = re.compile(rf"(?:{bounds._ATTRIBUTE}){{1,{most}}}+")
+    more = re.compile(rf"(?:{tokenizer.ATTRIBUTE}){{1,{most}}}+")
     page = "<p>kept &amp; read</p><div a='><div a='></script><div a=a>b a='v' a a>"
     bared = bounds._without_floods(
         page, bounds.flood_pattern(most), bounds.flood_pattern(many), more, 0

@@ -669,6 +669,8 @@ ATTRIBUTES = st.sampled_from(
         ' class="article-body share"',
         " x='<div>'",
         ' data-x="</span>"',
+        " t='>'</div>'",
+        " a=b/",
     ]
 )
 WORDS = st.sampled_from(["alpha", "beta", "gamma ", "δέλτα", "&amp;", "&#0;", "<", "&", " ", "\n"])
@@ -694,9 +696,12 @@ def tag_soup(draw: st.DrawFn, max_tokens: int = 80) -> str:
         elif kind == 8:
             tokens.append(draw(WORDS))
         elif kind == 9:
-            tokens.append(draw(st.sampled_from(["<!--x-->", "<!-- <div> -->", "<!--", "-->"])))
+            comments = ["<!--x-->", "<!-- <div> -->", "<!--", "-->", "<!-->", "<!--->", "--!>"]
+            comments += ["<?x </div>", "<!x </p>", "</ x</div>", "<![CDATA[ </g> ]]>"]
+            tokens.append(draw(st.sampled_from(comments)))
         elif kind == 10:
-            tokens.append(f"<script>{draw(WORDS)}</div><p></script>")
+            script = draw(st.sampled_from(["", "<!--", "<!--<script>", "<!--<script></script>"]))
+            tokens.append(f"<script>{script}{draw(WORDS)}</div><p></script>")
         elif kind == 11:
             inner = draw(st.sampled_from(["circle/", "g", "p", "mi", "foreignObject", "div"]))
             tokens.append(f"<{draw(st.sampled_from(['svg', 'math']))}><{inner}>x")
@@ -782,6 +787,20 @@ ESCAPES: dict[str, Callable[[int], str]] = {
     "noscript": lambda count: "<noscript>" + "<div>" * count,
     "svg-script": lambda count: "<svg><script>" + "<div>" * count,
     "math-style": lambda count: "<math><style>" + "<div>" * count,
+    # End tags the parser never sees, where a scan reading "<" to ">" saw one: in a quoted
+    # value, a bogus comment or a script's double escape; and comments it ends sooner.
+    "end-tag-in-a-quoted-value": lambda count: "<div><p title='>'</div>'>" * count,
+    "end-tag-in-an-end-tags-value": lambda count: "<div></p title='>'</div>'>" * count,
+    "end-tag-in-a-bogus-comment": lambda count: "<div><?x </div>" * count,
+    "end-tag-in-a-doctype-like-comment": lambda count: "<div><!x </div>" * count,
+    "end-tag-after-a-slash": lambda count: "<div></ x</div>" * count,
+    "end-tag-in-a-double-escape": lambda count: (
+        "<div><script><!--<script></script></div></script>" * count
+    ),
+    "abrupt-comment": lambda count: "<!-->" + "<div>" * count + "-->",
+    "dash-comment": lambda count: "<!--->" + "<div>" * count + "-->",
+    "bang-comment": lambda count: "<!-- x --!>" + "<div>" * count + "-->",
+    "self-closing-that-is-not": lambda count: "<svg>" + "<g a=b/>" * count,
 }
 
 

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from websearch_core.extract.nesting import flatten
+from websearch_core.extract.tokenizer import ATTRIBUTE, SPACE
 
 __all__ = [
     "MAX_ATTRIBUTES",
@@ -44,35 +45,17 @@ _SCAN_ABOVE_TAGS = 4_000
 #: against those the tag already has (the spec drops duplicates), so a tag's parse costs its
 #: attributes squared: 60,000 took lexbor 6 s (two parses, 12). Real tags have a handful.
 MAX_ATTRIBUTES = 512
-#: What separates attributes in a tag, as HTML's tokenizer reads it: tab, LF, FF, CR (read as
-#: an LF) and space; nothing else (a no-break space is part of a name).
-_SPACE = r"\t\n\f\r "
-#: One attribute of a start tag, read as the standard's tokenizer reads it, from "before
-#: attribute name" to the end of its value: the spaces and stray slashes before it (they start
-#: no attribute: ``a/b`` is two); its name (any first character but a space, "/" or ">", so
-#: "=", a quote or "<" too; then up to a space, "/", ">" or "="); and, if an "=" follows, its
-#: value: quoted, or unquoted up to a space or ">" (quotes and "=" in it are the value's:
-#: ``a=x"y b`` is two attributes). After a quoted value the next name may follow at once
-#: (``a="x"b="y"``). Every part is possessive: the tokenizer never goes back, so neither does
-#: the match, and a failed one gives up at once; a quoted value scans to its own closing quote
-#: only. An earlier pattern read names and values by looser rules than the parser's, and a
-#: tag of 20,000 attributes with a stray quote, glued values or slashes between them went
-#: past it to a parse of over a second (quadratic: 60,000 took 12 s).
-_ATTRIBUTE = (
-    rf"[{_SPACE}/]*+[^{_SPACE}/>][^{_SPACE}/>=]*+"
-    rf"""(?:[{_SPACE}]*+=[{_SPACE}]*+(?:"[^"]*+"|'[^']*+'|[^{_SPACE}>]*+))?+"""
-)
 
 
 def flood_pattern(attributes: int) -> re.Pattern[str]:
     """A start tag (``<`` and an ASCII letter, its name up to a space, "/" or ">") with more
-    than ``attributes`` attributes (``_ATTRIBUTE``). Counted repetitions, never an open one:
-    the engine keeps a mark per repetition, and 300,000 cost it 95 MB."""
-    return re.compile(rf"<([a-zA-Z][^{_SPACE}/>]*+)(?:{_ATTRIBUTE}){{{attributes + 1}}}+")
+    than ``attributes`` attributes (``tokenizer.ATTRIBUTE``). Counted repetitions, never an
+    open one: the engine keeps a mark per repetition, and 300,000 cost it 95 MB."""
+    return re.compile(rf"<([a-zA-Z][^{SPACE}/>]*+)(?:{ATTRIBUTE}){{{attributes + 1}}}+")
 
 
 _ATTRIBUTE_FLOOD = flood_pattern(MAX_ATTRIBUTES)
-_MORE_ATTRIBUTES = re.compile(rf"(?:{_ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}+")
+_MORE_ATTRIBUTES = re.compile(rf"(?:{ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}+")
 #: Every ``<`` and letter is a tag to the search, even in a script or inside another tag's
 #: value (which it is, the search cannot know: that takes the parser's whole state), so tags
 #: it tries may overlap, and a page of ``<b a=<b a=<b …`` made it count hundreds of attributes

@@ -34,9 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from websearch_core.extract.tokenizer import comment_end, script_end
+from websearch_core.extract.tokenizer import tag_end as _tag_end
+
 __all__ = ["Flattened", "flatten"]
 
-_TAG = re.compile(r"<!--|<(/?)([a-zA-Z][^\t\n\f\r />]*)")
+#: A comment, a bogus comment (``<!…>``, ``<?…>``, ``</`` not before a letter: to the next
+#: ">", 13.2.5.42), or a start or end tag and its name.
+_TAG = re.compile(r"<!--|<[!?]|</(?![a-zA-Z])|<(/?)([a-zA-Z][^\t\n\f\r />]*)")
 _VOID = frozenset(
     "area base basefont bgsound br col embed frame hr image img input keygen link meta param "
     "source track wbr".split()
@@ -259,12 +264,20 @@ def flatten(html: str, limit: int) -> Flattened:
     deepest = 0
     position = 0
     while (match := _TAG.search(html, position)) is not None:
-        if match.group(0) == "<!--":
-            end = html.find("-->", match.end())
-            position = len(html) if end < 0 else end + 3
+        if match.group(2) is None:
+            if match.group(0) == "<!--":
+                position = comment_end(html, match.start())
+            elif html.startswith("<![CDATA[", match.start()) and _foreign(stack) >= 0:
+                end = html.find("]]>", match.end())
+                position = len(html) if end < 0 else end + 3
+            elif html.startswith("</>", match.start()):
+                position = match.start() + 3  # nothing at all to the parser
+            else:
+                end = html.find(">", match.end())
+                position = len(html) if end < 0 else end + 1
             continue
         closing, name = match.group(1), match.group(2).lower()
-        tag_end = html.find(">", match.end())
+        tag_end, self_closing = _tag_end(html, match.end())
         if tag_end < 0:
             break  # an unfinished tag at the end: the parser drops it
         position = tag_end + 1
@@ -281,7 +294,7 @@ def flatten(html: str, limit: int) -> Flattened:
             break  # the rest of the page is text
         if name in _VOID:
             continue
-        if html[tag_end - 1] == "/" and name not in _BREAKOUT and _foreign(stack) >= 0:
+        if self_closing and name not in _BREAKOUT and _foreign(stack) >= 0:
             continue  # self-closing, directly inside SVG or MathML
         closes = _closes(stack, name)
         too_deep = (closes if closes >= 0 else len(stack)) >= limit
@@ -300,7 +313,9 @@ def flatten(html: str, limit: int) -> Flattened:
         stack.push(name)
         deepest = max(deepest, len(stack))
         raw_end = _RAW_TEXT.get(name)
-        if raw_end is not None and not foreign:
+        if name == "script" and not foreign:
+            position = script_end(html, position)
+        elif raw_end is not None and not foreign:
             found = raw_end.search(html, position)
             position = len(html) if found is None else found.start()
     if not cuts:
