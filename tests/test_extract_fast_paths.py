@@ -219,18 +219,16 @@ _PAGES = st.lists(st.one_of(_tags(), _TEXT), max_size=8).map("".join)
 
 
 def _bare(page: str, looks: int) -> str:
-    most, many = 3, 1  # a tag keeps 3 attributes; one of 2 or more is worth a look
-    more = re.compile(rf"(?:{tokenizer.ATTRIBUTE}){{1,{most}}}+")
-    bared = bounds._without_floods(
-        page, bounds.flood_pattern(most), bounds.flood_pattern(many), more, looks
-    )
-    return bared.html
+    # A tag keeps 3 attributes; one of 2 or more is worth a look.
+    return bounds._without_floods(page, bounds._patterns(3, 1), looks).html
 
 
 @given(_PAGES, st.sampled_from([0, 2, 10**6]))
 @settings(max_examples=2000, deadline=None)
 @example("<b a=<b a=<b a=<b a=<b c d e f>", 10**6)  # tags inside values: each is looked at
 @example("<b c d e f='</script>' g h i j>", 10**6)  # bared up to the end tag, then read on
+@example("<b<b<b<b<b c d e f>", 10**6)  # a run of starts: looked at once, from its first
+@example("<b<b<b<b<b c d e f>", 0)
 # Baring the tag inside the first one's value took that value's closing quote: the first tag
 # then ran on over four attributes, and is bared in a second pass.
 @example("<div a='><div a='></script><div a=a>b a='v' a a>", 0)
@@ -560,12 +558,8 @@ def test_markup_that_does_not_settle_within_its_passes_is_read_as_text(
     # This page needs a second pass (baring the inner tag takes the outer one's closing
     # quote); allowed one, it is read as text, which has no tag left to flood the parser.
     monkeypatch.setattr(bounds, "_PASSES", 1)
-    most = many = 1
-    more = re.compile(rf"(?:{tokenizer.ATTRIBUTE}){{1,{most}}}+")
     page = "<p>kept &amp; read</p><div a='><div a='></script><div a=a>b a='v' a a>"
-    bared = bounds._without_floods(
-        page, bounds.flood_pattern(most), bounds.flood_pattern(many), more, 0
-    )
+    bared = bounds._without_floods(page, bounds._patterns(1, 1), 0)
     assert bared.as_text
     assert bared.html.startswith("<html><body><pre>kept &amp; read")
     assert "<div" not in bared.html

@@ -854,6 +854,15 @@ _HOSTILE_PAGES = {
     # it counted to 16 first): "<b" in every value, and as every attribute's name.
     "tags in every value": "<html><body>" + ("<b" + " a=<b" * 500 + ">") * 800,
     "tags as every name": "<html><body>" + ("<b" + " <b" * 500 + ">") * 1_300,
+    # A name runs on over "<": from each start in a run of them the search read the rest of
+    # the run (2 MB took minutes), and after one, each start read long attributes (43 s).
+    "a run of starts": "<html><body>" + "<b" * 990_000,
+    "long attributes after a run of starts": (
+        "<b " + "<b" * 4_001 + (" a" + "x" * 4_800) * 400 + ">"
+    ),
+    # A start tag the flattening would have made by dropping a too-deep <div> (11 s).
+    "a tag made by flattening": "<br>" * 4_001 + "<div>" * 257 + "<<div>b "
+    + " ".join(f"a{i}" for i in range(60_000)) + ">",
     "200k links": "<html><body><article>"
     + "".join(f'<a href="/l{i}">x</a>' for i in range(200_000)),
     "<p><b> left open": "<html><body>" + "<p><b>word " * 150_000,

@@ -812,6 +812,16 @@ def test_nesting_model_bounds_the_real_tree_depth_of_markup_it_may_misread(escap
     assert depth <= 2 * limit + 10, (depth, flat.deepest)
 
 
+def test_a_dropped_tag_never_joins_a_lone_lt_to_what_follows() -> None:
+    # Without the too-deep <div>, "<" and "b a0 …" would make a start tag nothing had read.
+    html = "<br>" * 4_001 + "<div>" * 30 + "<<div>b a0 a1 a2>words"
+    flat = flatten(html, 20)
+    assert flat.dropped_tags > 0
+    assert "<b a0" not in flat.html
+    assert LexborHTMLParser(flat.html).css_first("b") is None
+    assert flat.html.endswith("< b a0 a1 a2>words")
+
+
 #: Pathological nesting, one level of each: a string repeated n times.
 DEEP_SHAPES = {
     "div": "<div>",

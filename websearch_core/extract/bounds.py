@@ -16,6 +16,7 @@ from __future__ import annotations
 import html as entities
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from websearch_core.extract.nesting import flatten
 from websearch_core.extract.tokenizer import ATTRIBUTE, SPACE
@@ -55,7 +56,6 @@ def flood_pattern(attributes: int) -> re.Pattern[str]:
 
 
 _ATTRIBUTE_FLOOD = flood_pattern(MAX_ATTRIBUTES)
-_MORE_ATTRIBUTES = re.compile(rf"(?:{ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}+")
 #: Every ``<`` and letter is a tag to the search, even in a script or inside another tag's
 #: value (which it is, the search cannot know: that takes the parser's whole state), so tags
 #: it tries may overlap, and a page of ``<b a=<b a=<b …`` made it count hundreds of attributes
@@ -63,11 +63,41 @@ _MORE_ATTRIBUTES = re.compile(rf"(?:{ATTRIBUTE}){{1,{MAX_ATTRIBUTES}}}+")
 #: this many attributes, cheap to count from anywhere; real tags have a handful (70 at most
 #: on the 251 benchmark pages), and those it finds are counted on to ``MAX_ATTRIBUTES``.
 _MANY_ATTRIBUTES = 16
-_MANY = flood_pattern(_MANY_ATTRIBUTES)
-#: ... at most this many times a page (real pages: 84 at most, most of them in scripts; each
-#: look counts up to ``MAX_ATTRIBUTES``). Past it, every tag of more than ``_MANY_ATTRIBUTES``
-#: attributes is left bare: only a page built to be slow has so many.
-_LOOKS = 4_000
+
+
+class _Patterns(NamedTuple):
+    """What ``_bare_floods`` searches with, for a tag that keeps ``most`` attributes."""
+
+    #: A look: a tag's attributes counted up to ``most`` (group 2: one more than that).
+    look: re.Pattern[str]
+    #: A tag of more than ``many`` attributes, or a run of starts (``_patterns``).
+    search: re.Pattern[str]
+    #: A run of attributes, for the rest of a tag being left bare.
+    more: re.Pattern[str]
+
+
+def _patterns(most: int, many: int) -> _Patterns:
+    """The patterns for tags of ``most`` attributes at most, looked at from ``many`` on.
+
+    A tag's name runs to a space, "/" or ">", "<" included, so from every "<" in ``<b<b<b…``
+    a search reads the rest of the run as its name (80 kB of it took 5 s, 2 MB minutes).
+    Every start in a run has the same attributes after it, so a run of four starts or more is
+    found as it is, looked at once from its first, and passed over whole."""
+    piece = rf"<[a-zA-Z][^{SPACE}/><]*+"
+    return _Patterns(
+        re.compile(rf"<([a-zA-Z][^{SPACE}/>]*+)(?:{ATTRIBUTE}){{0,{most}}}+({ATTRIBUTE})?+"),
+        re.compile(rf"{piece}(?=(?:{piece}){{3}})|{flood_pattern(many).pattern}"),
+        re.compile(rf"(?:{ATTRIBUTE}){{1,{most}}}+"),
+    )
+
+
+_FLOODS = _patterns(MAX_ATTRIBUTES, _MANY_ATTRIBUTES)
+_NAME = re.compile(rf"<[a-zA-Z][^{SPACE}/>]*+")
+#: Looks read at most this many times the page's length (real pages: a few hundredths of it;
+#: an attribute can be as long as the page, so a count of looks would not bound them). Past
+#: it, every tag of more than ``_MANY_ATTRIBUTES`` attributes is left bare: only a page built
+#: to be slow reads so much.
+_LOOKS = 8
 #: What a bared tag's removal stops at, closing the tag with a ">" first: an end tag (a
 #: script's, say) or a comment's end. A "tag" the search found in a script or a comment may run
 #: past it in a quoted value, and removing that would take the text after it; a real tag whose
@@ -89,7 +119,7 @@ def bound_size(html: str) -> tuple[str, list[str]]:
             f"read (the extractor reads at most {MAX_INPUT_CHARS:,})"
         )
         html = html[:MAX_INPUT_CHARS]
-    bared = _without_floods(html, _ATTRIBUTE_FLOOD, _MANY, _MORE_ATTRIBUTES, _LOOKS)
+    bared = _without_floods(html, _FLOODS, _LOOKS)
     if bared.as_text:
         notes.append(
             "the page's tags are built so that taking attributes out of one makes another too "
@@ -103,8 +133,7 @@ def bound_size(html: str) -> tuple[str, list[str]]:
     if bared.past_looks:
         notes.append(
             f"{bared.past_looks:,} more element(s) with more than {_MANY_ATTRIBUTES} attributes "
-            f"were read without them (past {_LOOKS:,} such elements, no page's markup is read "
-            "as it is)"
+            "were read without them (reading the page's tags had taken too long to go on)"
         )
     return bared.html, notes
 
@@ -130,45 +159,49 @@ class _Bared:
 _PASSES = 3
 
 
-def _without_floods(
-    html: str, flood: re.Pattern[str], many: re.Pattern[str], more: re.Pattern[str], looks: int
-) -> _Bared:
-    """``html`` with no start tag left anywhere that ``flood`` matches (``flood_pattern`` of
-    the most attributes a tag keeps): each is left bare, as is each that ``many`` matches once
-    ``looks`` of them have been counted (``more``: a run of attributes, for what follows the
-    first ``many``). The patterns are arguments so that tests can count to a few."""
+def _without_floods(html: str, patterns: _Patterns, looks: int) -> _Bared:
+    """``html`` with no start tag left anywhere that has more attributes than
+    ``patterns.look`` counts to: each is left bare, as is each that ``patterns.search`` finds
+    once looks have read ``looks`` times the page. The patterns are an argument so that tests
+    can count to a few (``_patterns``)."""
     floods = past_looks = 0
     for _ in range(_PASSES):
-        bared, found, past = _bare_floods(html, flood, many, more, looks)
+        bared, found, past = _bare_floods(html, patterns, looks)
         if bared is html:
             return _Bared(html, floods, past_looks)
         html, floods, past_looks = bared, floods + found, past_looks + past
-    if _bare_floods(html, flood, many, more, looks)[0] is html:
+    if _bare_floods(html, patterns, looks)[0] is html:
         return _Bared(html, floods, past_looks)
     return _Bared(f"<html><body><pre>{entities.escape(markup_text(html))}</pre>", as_text=True)
 
 
-def _bare_floods(
-    html: str, flood: re.Pattern[str], many: re.Pattern[str], more: re.Pattern[str], looks: int
-) -> tuple[str, int, int]:
+def _bare_floods(html: str, patterns: _Patterns, looks: int) -> tuple[str, int, int]:
     """One pass of ``_without_floods``: ``html`` itself when nothing was taken out. Linear: a
-    look counts at most one more attribute than ``flood`` allows, and the search goes on past
-    what it removes."""
+    search from a start reads a bounded number of attributes, a run of starts is read once,
+    looks read at most ``looks`` times the page, and the search goes on past what it
+    removes."""
     pieces: list[str] = []
     kept = position = floods = past_looks = 0
-    while (found := many.search(html, position)) is not None:
+    budget = looks * len(html)
+    look, search, more = patterns
+    while (found := search.search(html, position)) is not None:
         start = found.start()
-        name = found.group(1)
-        said = _ELEMENT_NAME.fullmatch(name) is not None
-        if looks > 0:
-            looks -= 1
-            if flood.match(html, start) is None:
-                position = start + 1
+        if budget > 0:
+            tag = look.match(html, start)
+            assert tag is not None  # both patterns start with "<" and a letter
+            budget -= tag.end() - start
+            name = tag.group(1)
+            if tag.group(2) is None:
+                # Not a flood: on past its name (every start inside it reads as this one did).
+                position = start + 1 + len(name)
                 continue
-            floods += said
+            floods += _ELEMENT_NAME.fullmatch(name) is not None
         else:
-            past_looks += said
-        end = found.end()
+            name_end = _NAME.match(html, start)
+            assert name_end is not None
+            name = name_end.group()[1:]
+            past_looks += _ELEMENT_NAME.fullmatch(name) is not None
+        end = start + 1 + len(name)
         while (run := more.match(html, end)) is not None:
             end = run.end()  # each attribute is at least one character: this ends
         cut = _OUT_OF_TAG.search(html, start + 1 + len(name), end)

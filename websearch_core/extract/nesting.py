@@ -324,6 +324,9 @@ def flatten(html: str, limit: int) -> Flattened:
     kept_from = 0
     for start, end in cuts:
         pieces.append(html[kept_from:start])
+        if html[start - 1 : start] == "<":
+            # "<<div>b a0 a1 …": without the <div>, the "<" would open a tag nothing has read.
+            pieces.append(" ")
         kept_from = end
     pieces.append(html[kept_from:])
     return Flattened("".join(pieces), len(cuts), deepest)
