@@ -563,3 +563,21 @@ def test_markup_that_does_not_settle_within_its_passes_is_read_as_text(
     assert bared.as_text
     assert bared.html.startswith("<html><body><pre>kept &amp; read")
     assert "<div" not in bared.html
+
+
+def test_html_and_body_tags_are_bare_when_their_attributes_together_pass_the_limit() -> None:
+    # The parser gives every <body> tag's attributes to one element (and every <html> tag's).
+    def tags(count: int, each: int) -> str:
+        return "".join(
+            "<body " + " ".join(f"a{j}_{i}" for i in range(each)) + ">" for j in range(count)
+        )
+
+    page = f"<html lang=en>{tags(2, 200)}<p>words</p>"
+    out, notes = bounds.bound_size(page)
+    assert (out, notes) == (page, [])  # 401 together: kept
+    out, notes = bounds.bound_size(f"<html lang=en>{tags(3, 200)}<p>words</p>")
+    assert out == "<html><body><body><body><p>words</p>"
+    assert "<html> and <body> tags hold more than 512 attributes" in notes[0]
+    body = LexborHTMLParser(out).body
+    assert body is not None
+    assert body.attributes == {}

@@ -860,6 +860,13 @@ _HOSTILE_PAGES = {
     "long attributes after a run of starts": (
         "<b " + "<b" * 4_001 + (" a" + "x" * 4_800) * 400 + ">"
     ),
+    # Each <body> (or <html>) tag adds its attributes to the one element: 60,000 (13 s).
+    "attributes merged into <body>": "".join(
+        "<body " + " ".join(f"a{j}_{i}" for i in range(500)) + ">" for j in range(120)
+    ) + "<p>after</p>",
+    "attributes merged into <html>": "".join(
+        "<HTML " + " ".join(f"a{j}_{i}" for i in range(500)) + ">" for j in range(120)
+    ) + "<p>after</p>",
     # A start tag the flattening would have made by dropping a too-deep <div> (11 s).
     "a tag made by flattening": "<br>" * 4_001 + "<div>" * 257 + "<<div>b "
     + " ".join(f"a{i}" for i in range(60_000)) + ">",

@@ -65,12 +65,23 @@ _ATTRIBUTE_FLOOD = flood_pattern(MAX_ATTRIBUTES)
 _MANY_ATTRIBUTES = 16
 
 
+#: Every ``<html>`` and ``<body>`` start tag after the first adds its attributes to the one
+#: element the parser made for the first (13.2.6.4.7), so 120 ``<body>`` tags of 500
+#: attributes each make one element of 60,000 (13 s), though no tag is a flood. The flood
+#: search finds them as it goes (a search of its own cost a tenth of a millisecond a page);
+#: written without IGNORECASE, which would cost it the quick scan for "<".
+_MERGING = rf"<(?:[hH][tT][mM][lL]|[bB][oO][dD][yY])(?=[{SPACE}/>])"
+_MERGED = re.compile(_MERGING)
+_ONE_ATTRIBUTE = re.compile(ATTRIBUTE)
+
+
 class _Patterns(NamedTuple):
     """What ``_bare_floods`` searches with, for a tag that keeps ``most`` attributes."""
 
     #: A look: a tag's attributes counted up to ``most`` (group 2: one more than that).
     look: re.Pattern[str]
-    #: A tag of more than ``many`` attributes, or a run of starts (``_patterns``).
+    #: A tag of more than ``many`` attributes, a run of starts, or an ``<html>`` or
+    #: ``<body>`` tag (``_patterns``).
     search: re.Pattern[str]
     #: A run of attributes, for the rest of a tag being left bare.
     more: re.Pattern[str]
@@ -82,11 +93,12 @@ def _patterns(most: int, many: int) -> _Patterns:
     A tag's name runs to a space, "/" or ">", "<" included, so from every "<" in ``<b<b<b…``
     a search reads the rest of the run as its name (80 kB of it took 5 s, 2 MB minutes).
     Every start in a run has the same attributes after it, so a run of four starts or more is
-    found as it is, looked at once from its first, and passed over whole."""
+    found as it is, looked at once from its first, and passed over whole. Each ``<html>``
+    and ``<body>`` tag is found too, for its attributes to be counted (``_MERGING``)."""
     piece = rf"<[a-zA-Z][^{SPACE}/><]*+"
     return _Patterns(
         re.compile(rf"<([a-zA-Z][^{SPACE}/>]*+)(?:{ATTRIBUTE}){{0,{most}}}+({ATTRIBUTE})?+"),
-        re.compile(rf"{piece}(?=(?:{piece}){{3}})|{flood_pattern(many).pattern}"),
+        re.compile(rf"{piece}(?=(?:{piece}){{3}})|{_MERGING}|{flood_pattern(many).pattern}"),
         re.compile(rf"(?:{ATTRIBUTE}){{1,{most}}}+"),
     )
 
@@ -130,12 +142,34 @@ def bound_size(html: str) -> tuple[str, list[str]]:
             f"{bared.floods:,} element(s) with more than {MAX_ATTRIBUTES:,} attributes were read "
             "without them"
         )
+    if bared.merged:
+        notes.append(
+            f"the page's <html> and <body> tags hold more than {MAX_ATTRIBUTES:,} attributes "
+            "between them, which the parser gives one element: they were read without them"
+        )
     if bared.past_looks:
         notes.append(
             f"{bared.past_looks:,} more element(s) with more than {_MANY_ATTRIBUTES} attributes "
             "were read without them (reading the page's tags had taken too long to go on)"
         )
     return bared.html, notes
+
+
+def _without_merged_attributes(html: str) -> str:
+    """``html`` with every ``<html>`` and ``<body>`` tag left bare (as floods are)."""
+    pieces: list[str] = []
+    kept = 0
+    for tag in _MERGED.finditer(html):
+        if tag.start() < kept:
+            continue  # in what the last one's removal took
+        end = tag.end()
+        while (run := _FLOODS.more.match(html, end)) is not None:
+            end = run.end()
+        cut = _OUT_OF_TAG.search(html, tag.end(), end)
+        pieces += [html[kept : tag.end()], "" if cut is None else ">"]
+        kept = end if cut is None else cut.start()
+    pieces.append(html[kept:])
+    return "".join(pieces)
 
 
 @dataclass(frozen=True)
@@ -147,6 +181,8 @@ class _Bared:
     floods: int = 0
     #: ... and that lost theirs past the looks a page gets.
     past_looks: int = 0
+    #: Whether the ``<html>`` and ``<body>`` tags were left bare (``_MERGING``).
+    merged: bool = False
     #: Whether the markup was given up for its text (``_PASSES``).
     as_text: bool = False
 
@@ -165,27 +201,33 @@ def _without_floods(html: str, patterns: _Patterns, looks: int) -> _Bared:
     once looks have read ``looks`` times the page. The patterns are an argument so that tests
     can count to a few (``_patterns``)."""
     floods = past_looks = 0
+    merged = False
     for _ in range(_PASSES):
-        bared, found, past = _bare_floods(html, patterns, looks)
+        bared, found, past, merging = _bare_floods(html, patterns, looks)
+        if merging > MAX_ATTRIBUTES:
+            bared, merged = _without_merged_attributes(bared), True
         if bared is html:
-            return _Bared(html, floods, past_looks)
+            return _Bared(html, floods, past_looks, merged)
         html, floods, past_looks = bared, floods + found, past_looks + past
-    if _bare_floods(html, patterns, looks)[0] is html:
-        return _Bared(html, floods, past_looks)
+    settled, _, _, merging = _bare_floods(html, patterns, looks)
+    if settled is html and merging <= MAX_ATTRIBUTES:
+        return _Bared(html, floods, past_looks, merged)
     return _Bared(f"<html><body><pre>{entities.escape(markup_text(html))}</pre>", as_text=True)
 
 
-def _bare_floods(html: str, patterns: _Patterns, looks: int) -> tuple[str, int, int]:
+def _bare_floods(html: str, patterns: _Patterns, looks: int) -> tuple[str, int, int, int]:
     """One pass of ``_without_floods``: ``html`` itself when nothing was taken out. Linear: a
     search from a start reads a bounded number of attributes, a run of starts is read once,
     looks read at most ``looks`` times the page, and the search goes on past what it
     removes."""
     pieces: list[str] = []
-    kept = position = floods = past_looks = 0
+    kept = position = floods = past_looks = merged = 0
     budget = looks * len(html)
     look, search, more = patterns
     while (found := search.search(html, position)) is not None:
         start = found.start()
+        if merged <= MAX_ATTRIBUTES and _MERGED.match(html, start):
+            merged = _count_attributes(html, start + 5, merged)
         if budget > 0:
             tag = look.match(html, start)
             assert tag is not None  # both patterns start with "<" and a letter
@@ -208,9 +250,19 @@ def _bare_floods(html: str, patterns: _Patterns, looks: int) -> tuple[str, int, 
         pieces += [html[kept:start], f"<{name}>" if cut else f"<{name}"]
         kept = position = end if cut is None else cut.start()
     if not pieces:
-        return html, 0, 0
+        return html, 0, 0, merged
     pieces.append(html[kept:])
-    return "".join(pieces), floods, past_looks
+    return "".join(pieces), floods, past_looks, merged
+
+
+def _count_attributes(html: str, position: int, counted: int) -> int:
+    """``counted`` and the attributes of the tag whose name ends at ``position``, counting
+    to one more than ``MAX_ATTRIBUTES`` at most."""
+    while counted <= MAX_ATTRIBUTES and (attribute := _ONE_ATTRIBUTE.match(html, position)):
+        if attribute.end() == position:
+            break
+        counted, position = counted + 1, attribute.end()
+    return counted
 
 
 def bound_input(html: str) -> tuple[str, str | None]:
