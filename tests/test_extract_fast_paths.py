@@ -276,10 +276,14 @@ def test_a_tag_is_self_closing_as_the_tokenizer_reads_it(tag: str, self_closing:
 
 
 def test_the_flood_pattern_in_use_counts_to_the_real_limit() -> None:
-    assert bounds._ATTRIBUTE_FLOOD.pattern == bounds.flood_pattern(bounds.MAX_ATTRIBUTES).pattern
+    look = bounds._FLOODS.look
+    assert look.pattern == bounds._patterns(bounds.MAX_ATTRIBUTES, 16).look.pattern
     flood = "<div" + " a=1" * (bounds.MAX_ATTRIBUTES + 1) + ">"
-    assert bounds._ATTRIBUTE_FLOOD.search(flood) is not None
-    assert bounds._ATTRIBUTE_FLOOD.search(flood.replace(" a=1", "", 1)) is None
+    over, at = look.match(flood), look.match(flood.replace(" a=1", "", 1))
+    assert over is not None
+    assert over.group(2) is not None  # one attribute too many
+    assert at is not None
+    assert at.group(2) is None
 
 
 # -- the structural check, in Python instead of a second selector pass ----------------------

@@ -55,7 +55,6 @@ def flood_pattern(attributes: int) -> re.Pattern[str]:
     return re.compile(rf"<([a-zA-Z][^{SPACE}/>]*+)(?:{ATTRIBUTE}){{{attributes + 1}}}+")
 
 
-_ATTRIBUTE_FLOOD = flood_pattern(MAX_ATTRIBUTES)
 #: Every ``<`` and letter is a tag to the search, even in a script or inside another tag's
 #: value (which it is, the search cannot know: that takes the parser's whole state), so tags
 #: it tries may overlap, and a page of ``<b a=<b a=<b …`` made it count hundreds of attributes
@@ -162,12 +161,9 @@ def _without_merged_attributes(html: str) -> str:
     for tag in _MERGED.finditer(html):
         if tag.start() < kept:
             continue  # in what the last one's removal took
-        end = tag.end()
-        while (run := _FLOODS.more.match(html, end)) is not None:
-            end = run.end()
-        cut = _OUT_OF_TAG.search(html, tag.end(), end)
-        pieces += [html[kept : tag.end()], "" if cut is None else ">"]
-        kept = end if cut is None else cut.start()
+        resume, closing = _removal(html, tag.end(), _FLOODS.more)
+        pieces += [html[kept : tag.end()], closing]
+        kept = resume
     pieces.append(html[kept:])
     return "".join(pieces)
 
@@ -244,21 +240,30 @@ def _bare_floods(html: str, patterns: _Patterns, budget: int) -> tuple[str, int,
             name_end = _NAME.match(html, start)
             assert name_end is not None
             name = name_end.group()[1:]
-        end = start + 1 + len(name)
-        while (run := more.match(html, end)) is not None:
-            end = run.end()  # each attribute is at least one character: this ends
-        if end == start + 1 + len(name):
-            position = end  # (past the looks: a tag found with no attribute to take)
+        after_name = start + 1 + len(name)
+        resume, closing = _removal(html, after_name, more)
+        if resume == after_name and not closing:
+            position = resume  # (past the looks: a tag found with no attribute to take)
             continue
         if not looked:
             past_looks += _ELEMENT_NAME.fullmatch(name) is not None
-        cut = _OUT_OF_TAG.search(html, start + 1 + len(name), end)
-        pieces += [html[kept:start], f"<{name}>" if cut else f"<{name}"]
-        kept = position = end if cut is None else cut.start()
+        pieces += [html[kept:after_name], closing]
+        kept = position = resume
     if not pieces:
         return html, 0, 0, merged, budget
     pieces.append(html[kept:])
     return "".join(pieces), floods, past_looks, merged, budget
+
+
+def _removal(html: str, after_name: int, more: re.Pattern[str]) -> tuple[int, str]:
+    """Leaving bare the tag whose name ends at ``after_name``: where the page goes on after its
+    attributes (runs of ``more``), and what to put before that: nothing, or a ">" when the
+    removal stops at an end tag or a comment's end (``_OUT_OF_TAG``)."""
+    end = after_name
+    while (run := more.match(html, end)) is not None:
+        end = run.end()  # each attribute is at least one character: this ends
+    cut = _OUT_OF_TAG.search(html, after_name, end)
+    return (end, "") if cut is None else (cut.start(), ">")
 
 
 def _count_attributes(html: str, position: int, counted: int) -> int:
